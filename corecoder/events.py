@@ -1,0 +1,54 @@
+"""What an agent tells the world while it works.
+
+The agent emits these typed events to its subscribers; it never prints. The CLI
+renderer, the notebook viewer and the tests are all just subscribers, so what a
+learner sees in a notebook is exactly what the CLI shows and what tests assert on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .messages import ToolCall, Usage
+
+
+@dataclass(frozen=True)
+class RoundStarted:
+    round: int
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the model's answer, as it arrives."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """A piece of the model's visible reasoning; shown, never put in the history."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    call: ToolCall
+    result: str
+    status: str  # ok, bad_arguments, unknown_tool, refused, failed, interrupted
+
+
+@dataclass(frozen=True)
+class UsageReported:
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class Finished:
+    text: str
+    reason: str  # answer, max_rounds, interrupted

@@ -1,0 +1,121 @@
+"""The conversation as the chat API sees it, and the one rule that keeps it alive.
+
+Messages are plain dicts in the OpenAI chat format, so what you print is exactly
+what is sent. The rule: every tool call an assistant makes is answered by exactly
+one tool message carrying its id, right after it, in call order; and no tool
+message appears without such a call. Break it and every later request fails with
+a 400 ("messages with role 'tool' must be a response to a preceding message with
+'tool_calls'"), and the session is dead. `check_history` is the single definition
+of that rule; everything that edits a history is tested against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def system(text: str) -> dict:
+    return {"role": "system", "content": text}
+
+
+def user(text: str) -> dict:
+    return {"role": "user", "content": text}
+
+
+def assistant(text: str = "", tool_calls: list[ToolCall] = ()) -> dict:
+    message = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = [call.as_dict() for call in tool_calls]
+    return message
+
+
+def tool_result(call_id: str, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the model asked for. `arguments` is the raw JSON text it
+    sent: parsing it is the agent's job, so a malformed string can be reported."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+
+
+@dataclass
+class Reply:
+    """What one model call returns, whichever model produced it."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    reasoning: str = ""  # shown to the user, never put in the history
+    usage: Usage | None = None
+
+    def message(self) -> dict:
+        return assistant(self.text, self.tool_calls)
+
+
+class IllegalHistory(ValueError):
+    """A history the chat API would reject. The message names the first violation."""
+
+
+ROLES = ("system", "user", "assistant", "tool")
+
+
+def check_history(messages: list[dict]) -> None:
+    """Raise IllegalHistory at the first message that breaks the pairing rule."""
+    seen_ids: set[str] = set()
+    waiting: list[str] = []  # ids of the current assistant's calls not yet answered
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        where = f"message {i} ({role})"
+        if role not in ROLES:
+            raise IllegalHistory(f"{where}: unknown role; expected one of {', '.join(ROLES)}")
+        if role == "tool":
+            _check_answer(message, waiting, where)
+            waiting.pop(0)
+            continue
+        if waiting:
+            raise IllegalHistory(f"{where}: tool call {waiting[0]!r} is unanswered; its result must come first")
+        if role == "system" and i != 0:
+            raise IllegalHistory(f"{where}: a system message may only come first")
+        if role == "assistant":
+            waiting = _call_ids(message, seen_ids, where)
+    if waiting:
+        raise IllegalHistory(f"the history ends with tool call {waiting[0]!r} unanswered")
+
+
+def _check_answer(message: dict, waiting: list[str], where: str) -> None:
+    call_id = message.get("tool_call_id")
+    if not waiting:
+        raise IllegalHistory(f"{where}: orphan tool result {call_id!r}: no assistant tool call is waiting for it")
+    if call_id != waiting[0]:
+        if call_id in waiting:
+            raise IllegalHistory(f"{where}: result for {call_id!r} is out of order; {waiting[0]!r} comes first")
+        raise IllegalHistory(f"{where}: result for {call_id!r} answers no pending call (waiting for {waiting[0]!r})")
+
+
+def _call_ids(message: dict, seen_ids: set[str], where: str) -> list[str]:
+    ids = []
+    for call in message.get("tool_calls") or []:
+        call_id = call.get("id")
+        if not call_id:
+            raise IllegalHistory(f"{where}: a tool call has no id")
+        if call_id in seen_ids:
+            raise IllegalHistory(f"{where}: duplicate tool call id {call_id!r}")
+        if not call.get("function", {}).get("name"):
+            raise IllegalHistory(f"{where}: tool call {call_id!r} has no function name")
+        seen_ids.add(call_id)
+        ids.append(call_id)
+    return ids

@@ -1,0 +1,250 @@
+"""bash: run a shell command, bounded in time and in memory, and remember where it `cd`s.
+
+The command runs as `bash -c COMMAND` in the workspace's cwd, with stdin closed (a
+prompt fails at once instead of waiting for input no one will type) and in a process
+group of its own, so a timeout can kill everything it started, `sleep 100 &` included.
+Both pipes are read as output arrives, so a timeout keeps what was printed before it.
+Each stream keeps its first and last MiB; `yes` for a minute costs 2 MiB, not gigabytes.
+
+Where `cd` leads. Each call is a fresh shell, so `cd` must be carried over by hand.
+Parsing the command for `cd DIR` is guesswork (quotes, `$VAR`, `if ...; then cd x`,
+`pushd`, functions). Instead bash is asked: before the command runs, bash sources a
+tiny startup file (named by BASH_ENV) that sets an EXIT trap writing `pwd` to a temp
+file. Only the top-level shell runs that trap (subshells, `$(...)`, pipes and nested
+`bash -c` do not), so a `cd` counts exactly when it moved the shell that ran the
+command. The command text is passed to bash untouched: its output, exit code and even
+its syntax-error messages ("line 1: ...") are what the user would see, and `cd x && exit
+3` is tracked too. Nothing is tracked when the call times out, or when the command
+replaces the EXIT trap with one of its own or `exec`s another program.
+
+The blocklist below is a guard against slips (one typo from `rm -rf ./build` to
+`rm -rf / build`), NOT a sandbox: `eval`, variables, scripts or a little creativity
+get past it. Real isolation needs a container or a VM.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from ..workspace import Workspace
+from .base import Tool, ToolError
+
+DEFAULT_TIMEOUT = 120
+MAX_TIMEOUT = 600
+KEEP_HEAD_BYTES = 1 << 20  # per stream; the agent clips what it shows, this bounds what we hold
+KEEP_TAIL_BYTES = 1 << 20
+# After the shell exits, a background job (`server &`) may hold the pipes open forever:
+# read on this long for output already on its way, then stop.
+AFTER_EXIT_SECONDS = 0.2
+
+_COMMAND_START = r"(?:^|[;&|(`{])\s*(?:sudo\s+)?"  # where a new command begins
+_ROOT_OR_HOME = r"""["']?(?:/|~|\$HOME|\$\{HOME\})/?\*?["']?(?=$|[\s;&|)])"""  # /, /*, ~, ~/, $HOME/*
+_DISK = r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)"
+
+# (pattern, why it is refused). Each is something no coding task needs and one slip makes.
+BLOCKED_COMMANDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.MULTILINE), reason)
+    for pattern, reason in (
+        (rf"(?<![\w-])rm\s(?:[^;&|\n]*\s)?{_ROOT_OR_HOME}",
+         "rm on / or the home directory deletes the whole system or all of the user's files"),
+        (rf"(?<![\w-])ch(?:mod|own|grp)(?=[^;&|\n]*\s(?:-\w*R|--recursive))\s(?:[^;&|\n]*\s)?{_ROOT_OR_HOME}",
+         "a recursive chmod/chown of / or the home directory breaks the system or the user's files"),
+        (rf"(?<![\w-])find\s+{_ROOT_OR_HOME}[^;&|\n]*\s-delete\b",
+         "find -delete from / or the home directory deletes files everywhere"),
+        (rf"{_COMMAND_START}(?:mkfs(?:\.\w+)?|wipefs)(?![\w.-])",
+         "mkfs/wipefs erase a filesystem"),
+        (rf"(?:\bof=|>\s*){_DISK}", "writing to a disk device overwrites the whole disk"),
+        (r"(?P<name>[\w:.]+)\s*\(\)\s*\{\s*(?P=name)\s*\|\s*(?P=name)\s*&",
+         "a fork bomb spawns processes until the machine stalls"),
+        (rf"{_COMMAND_START}(?:systemctl\s+)?(?:shutdown|reboot|halt|poweroff)(?![\w.-])",
+         "shutdown/reboot stops the machine everyone is working on"),
+        (r"(?<![\w-])kill\s+(?:-\S+\s+)+-1(?=$|[\s;&|)])",
+         "kill ... -1 signals every process the user owns, this agent included"),
+        (r"\bgit\s+push\b(?=[^;&|\n]*(?:\s(?:--force|-f)(?![\w-])|\s\+))"
+         r"(?=[^;&|\n]*[\s:+](?:main|master)(?=$|[\s;&|]))",
+         "a force push to main/master rewrites history others have pulled (--force-with-lease is allowed)"),
+    )
+)
+
+
+def blocked_reason(command: str) -> str | None:
+    """Why `command` is refused, or None if no blocklist pattern matches it."""
+    for pattern, reason in BLOCKED_COMMANDS:
+        if pattern.search(command):
+            return reason
+    return None
+
+
+class Bash(Tool):
+    name = "bash"
+    description = (
+        "Run a command with bash in the working directory and get its stdout, stderr and exit code. "
+        "stdin is closed, so anything that waits for input fails; pagers are off. A `cd` carries over "
+        "to later calls. Killed, with everything it started, after `timeout` seconds (default "
+        f"{DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}); output printed before that is kept. Background "
+        "jobs (`cmd &`) outlive the call: send their output to a file. Commands that wipe the system "
+        "(rm -rf /, mkfs, ...) are refused."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The bash command line (may span lines)."},
+            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT,
+                        "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT})."},
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+    mutating = True
+
+    def run(self, ws: Workspace, command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
+        if not command.strip():
+            raise ToolError("command is empty")
+        reason = blocked_reason(command)
+        if reason:
+            raise ToolError(f"refused: {reason}. If it is really meant, ask the user to run it themselves.")
+        moved = _step_out_of_deleted_cwd(ws)
+        with tempfile.TemporaryDirectory(prefix="corecoder-bash-") as scratch:
+            cwd_file = Path(scratch) / "cwd"
+            startup = Path(scratch) / "startup.sh"
+            startup.write_text(_startup_script(cwd_file, os.environ.get("BASH_ENV")))
+            out, err, code, ending = _execute(command, ws.cwd, _environment(startup), timeout)
+            _follow_cd(ws, cwd_file)
+        return moved + _report(out, err, code, ending, timeout)
+
+
+def _step_out_of_deleted_cwd(ws: Workspace) -> str:
+    """If the cwd was deleted, stand in its nearest surviving parent and say so."""
+    if ws.cwd.is_dir():
+        return ""
+    gone = ws.cwd
+    while not ws.cwd.is_dir():
+        ws.cwd = ws.cwd.parent
+    return f"[note: {gone} no longer exists; running in {ws.cwd}]\n"
+
+
+def _startup_script(cwd_file: Path, user_bash_env: str | None) -> str:
+    """What bash sources before the command: record the final cwd on exit, then step aside."""
+    record_cwd = f"builtin pwd > {shlex.quote(str(cwd_file))}"
+    lines = [f"trap {shlex.quote(record_cwd)} EXIT"]
+    if user_bash_env:  # e.g. Lmod sets one: keep honouring it, here and in nested shells
+        quoted = shlex.quote(user_bash_env)
+        lines += [f"export BASH_ENV={quoted}", f"[ -r {quoted} ] && . {quoted}"]
+    else:
+        lines.append("unset BASH_ENV")  # nested shells must not run our trap
+    return "\n".join(lines) + "\n"
+
+
+def _environment(startup: Path) -> dict[str, str]:
+    # A pager waiting for a keypress would hang the call until its timeout.
+    return {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "BASH_ENV": str(startup)}
+
+
+def _execute(command: str, cwd: Path, env: dict[str, str], timeout: int) -> tuple[str, str, int, str]:
+    """Run it; return stdout, stderr, exit code and how it ended: "exited", "timeout" or "lingering"."""
+    try:
+        # A new session also has no controlling terminal, so git & co cannot prompt on /dev/tty.
+        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except FileNotFoundError as e:
+        raise ToolError("bash is not installed on this machine") from e
+    out, err = _HeadAndTail(), _HeadAndTail()
+    with proc, selectors.DefaultSelector() as pipes:
+        pipes.register(proc.stdout, selectors.EVENT_READ, out)
+        pipes.register(proc.stderr, selectors.EVENT_READ, err)
+        try:
+            ending = _pump(pipes, proc, deadline=time.monotonic() + timeout)
+            if ending == "timeout":
+                _kill_group(proc)
+                _pump(pipes, proc, deadline=time.monotonic() + AFTER_EXIT_SECONDS)  # what was in flight
+        finally:
+            if proc.poll() is None:  # Ctrl+C or a crash while reading: don't leave the command running
+                _kill_group(proc)
+        code = proc.wait()
+    return out.text(), err.text(), code, ending
+
+
+def _pump(pipes: selectors.BaseSelector, proc: subprocess.Popen, deadline: float) -> str:
+    """Read whatever arrives until both pipes close, the deadline passes, or the shell has
+    exited but a background job it left holds the pipes open."""
+    exited_at = None
+    while pipes.get_map():
+        now = time.monotonic()
+        if now >= deadline:
+            return "timeout"
+        if exited_at is None and proc.poll() is not None:
+            exited_at = now
+        if exited_at is not None and now - exited_at > AFTER_EXIT_SECONDS:
+            return "lingering"
+        for key, _ in pipes.select(timeout=min(deadline - now, 0.1)):
+            chunk = os.read(key.fd, 65536)
+            if chunk:
+                key.data.add(chunk)
+            else:
+                pipes.unregister(key.fileobj)
+    return "exited"
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group id is the shell's pid (start_new_session)
+    except ProcessLookupError:
+        pass  # everyone in it has already gone
+
+
+class _HeadAndTail:
+    """One stream's bytes: the first KEEP_HEAD_BYTES, the last KEEP_TAIL_BYTES, and a count of the rest."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = KEEP_HEAD_BYTES - len(self.head)
+        self.head += chunk[:room]
+        self.tail += chunk[room:]
+        excess = len(self.tail) - KEEP_TAIL_BYTES
+        if excess > 0:
+            del self.tail[:excess]  # cheap: CPython's bytearray drops a prefix without copying the rest
+            self.dropped += excess
+
+    def text(self) -> str:
+        head, tail = self.head.decode("utf-8", "replace"), self.tail.decode("utf-8", "replace")
+        if not self.dropped:
+            return head + tail
+        return f"{head}\n[... {self.dropped:,} bytes omitted ...]\n{tail}"
+
+
+def _follow_cd(ws: Workspace, cwd_file: Path) -> None:
+    """Move the workspace to where the shell ended, if the EXIT trap told us and it still exists."""
+    try:
+        raw = cwd_file.read_bytes()
+    except FileNotFoundError:
+        return  # killed by the timeout, or the command replaced our trap
+    where = Path(os.fsdecode(raw.removesuffix(b"\n")))
+    if where.is_absolute() and where.is_dir():
+        ws.cwd = where.resolve()
+
+
+def _report(out: str, err: str, code: int, ending: str, timeout: int) -> str:
+    parts = [out.rstrip("\n")] if out.rstrip("\n") else []
+    if err.rstrip("\n"):
+        parts.append("[stderr]\n" + err.rstrip("\n"))
+    if ending == "timeout":
+        parts.append(f"[timed out after {timeout} s: the command and everything it started were killed]")
+    elif code < 0:
+        parts.append(f"[killed by signal {signal.Signals(-code).name}]")
+    elif code:
+        parts.append(f"[exit code {code}]")
+    if ending == "lingering":
+        parts.append("[a background job still holds the output open; what it prints later is not shown]")
+    return "\n".join(parts) or "(no output)"

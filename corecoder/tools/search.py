@@ -1,0 +1,224 @@
+"""glob and grep: find files by name, and lines by content.
+
+Both walk the tree the same way: sorted (so the same tree always gives the same
+answer), not into symlinked directories (no loops), and not into the directories
+in SKIP_DIRS, where a project keeps what it did not write (a search root that is
+one of them is still searched). Both bound what they collect and say when they
+stopped early and why, so the model never mistakes a cut list for the whole.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from ..files import looks_binary
+from ..workspace import Workspace
+from .base import Tool, ToolError
+from .read import cut_long_line, split_lines
+
+SKIP_DIRS = frozenset({
+    ".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache",
+    "build", "dist",
+})
+MAX_GLOB_RESULTS = 200
+MAX_GREP_FILES = 5000
+MAX_GREP_MATCHES = 200
+MAX_GREP_LINE_CHARS = 400
+
+
+def walk_files(root: Path):
+    """Every file under `root`, in sorted order, skipping SKIP_DIRS below the root."""
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        for name in sorted(files):
+            yield Path(folder, name)
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """`*.{py,js}` -> [`*.py`, `*.js`]; several groups multiply out."""
+    group = re.search(r"\{([^{}]*,[^{}]*)\}", pattern)
+    if not group:
+        return [pattern]
+    head, tail = pattern[: group.start()], pattern[group.end():]
+    return [full for alt in group.group(1).split(",") for full in expand_braces(head + alt + tail)]
+
+
+def path_matches(parts: list[str], pattern_parts: list[str]) -> bool:
+    """Does a relative path (split on /) match a pattern (split on /)?
+
+    Each pattern part matches one path part (`*`, `?`, `[ab]` never cross a /),
+    except `**`, which matches any number of whole parts, none included.
+    """
+    if not pattern_parts:
+        return not parts
+    first, rest = pattern_parts[0], pattern_parts[1:]
+    if first == "**":
+        return any(path_matches(parts[i:], rest) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatchcase(parts[0], first) and path_matches(parts[1:], rest)
+
+
+def _search_root(ws: Workspace, path: str | None) -> Path:
+    root = ws.resolve(path or ".")
+    if not root.exists():
+        raise ToolError(f"no such file or directory: {ws.show(root)}")
+    return root
+
+
+class Glob(Tool):
+    name = "glob"
+    description = (
+        "Find files by name with a pattern like `*.py` (this directory only), `**/*.py` (any depth) or "
+        "`src/**/test_*.{py,js}`. Lists files only, newest first, relative to the working directory; "
+        f"at most {MAX_GLOB_RESULTS}. Skips {', '.join(sorted(SKIP_DIRS))}; to look inside one, put it "
+        "in `path` or at the start of the pattern."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Glob pattern, relative to `path`."},
+            "path": {"type": "string", "description": "Directory to search from (default: working dir)."},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    }
+    mutating = False
+
+    def run(self, ws: Workspace, pattern: str, path: str | None = None) -> str:
+        base = _search_root(ws, path)
+        if not base.is_dir():
+            raise ToolError(f"{ws.show(base)} is a file; glob searches a directory (read_file reads a file)")
+        if not pattern.strip():
+            raise ToolError("pattern is empty; try '**/*' for every file")
+        found = sorted(_glob(base, pattern), key=lambda f: (-_mtime(f), str(f)))
+        if not found:
+            return f"no files match {pattern!r} in {ws.show(base)}"
+        lines = [ws.show(f) for f in found[:MAX_GLOB_RESULTS]]
+        if len(found) > MAX_GLOB_RESULTS:
+            lines.append(f"({len(found) - MAX_GLOB_RESULTS} more not shown; narrow the pattern or the path)")
+        return "\n".join(lines)
+
+
+def _glob(base: Path, pattern: str) -> set[Path]:
+    found = set()
+    for each in expand_braces(pattern):
+        root, rest = _literal_prefix(base, each)
+        if not rest or not root.is_dir():
+            continue  # the pattern names no file to look for, or a directory that isn't there
+        for file in walk_files(root):
+            if path_matches(list(file.relative_to(root).parts), rest) and file.is_file():
+                found.add(file)
+    return found
+
+
+def _literal_prefix(base: Path, pattern: str) -> tuple[Path, list[str]]:
+    """Split `src/app/**/*.py` into the directory to walk (base/src/app) and what to match there.
+
+    Walking from the literal part is faster, and it lets `node_modules/x/*.js` look
+    inside a directory the walk would otherwise skip.
+    """
+    parts = [p for p in pattern.split("/") if p not in ("", ".")]
+    literal = 0
+    while literal < len(parts) - 1 and not any(c in parts[literal] for c in "*?["):
+        literal += 1
+    prefix = "/".join(parts[:literal])
+    if pattern.startswith("/"):
+        prefix = "/" + prefix
+    return base / prefix, parts[literal:]
+
+
+def _mtime(file: Path) -> float:
+    try:
+        return file.stat().st_mtime
+    except OSError:  # vanished between the walk and now
+        return 0.0
+
+
+class Grep(Tool):
+    name = "grep"
+    description = (
+        "Search file contents with a Python regular expression. `path` is a file or a directory "
+        "(default: working dir); `include` filters file names, e.g. `*.py` or `*.{ts,tsx}`. Prints "
+        f"`path:line: text`, at most {MAX_GREP_MATCHES} matches from at most {MAX_GREP_FILES} files, "
+        f"and says when it stopped early. Skips binary files and {', '.join(sorted(SKIP_DIRS))}."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Python regular expression (re module syntax)."},
+            "path": {"type": "string", "description": "File or directory to search (default: working dir)."},
+            "include": {"type": "string", "description": "Only files whose name matches this glob."},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    }
+    mutating = False
+
+    def run(self, ws: Workspace, pattern: str, path: str | None = None, include: str | None = None) -> str:
+        if not pattern:
+            raise ToolError("pattern is empty")
+        try:
+            regex = re.compile(pattern)
+        except re.error as e:
+            raise ToolError(f"invalid regular expression {pattern!r}: {e}") from e
+        root = _search_root(ws, path)
+        if root.is_file():
+            files = [root]  # named outright: searched whatever its name, include or not
+        else:
+            files = _included(walk_files(root), root, include)
+        return _grep(ws, regex, files, ws.show(root))
+
+
+def _included(files, root: Path, include: str | None):
+    if not include:
+        yield from files
+        return
+    patterns = expand_braces(include)
+    for file in files:
+        rel = file.relative_to(root)
+        # A bare pattern matches the name; one with a / (a common slip: `**/*.py`) the path.
+        if any(path_matches(list(rel.parts), p.split("/")) if "/" in p else fnmatchcase(file.name, p)
+               for p in patterns):
+            yield file
+
+
+def _grep(ws: Workspace, regex: re.Pattern, files, shown_root: str) -> str:
+    matches: list[str] = []
+    scanned = binary = 0
+    stopped = ""
+    for file in files:
+        if scanned == MAX_GREP_FILES:
+            stopped = f"stopped after {MAX_GREP_FILES} files; narrow the path or include to search the rest"
+            break
+        scanned += 1
+        try:
+            data = file.read_bytes()
+        except OSError:  # unreadable, or a broken link: nothing to search
+            continue
+        if looks_binary(data):
+            binary += 1
+            continue
+        for number, line in enumerate(split_lines(data.decode("utf-8-sig", errors="replace")), 1):
+            found = regex.search(line)
+            if not found:
+                continue
+            if len(matches) == MAX_GREP_MATCHES:  # a match past the cap: only now do we know more exist
+                stopped = f"stopped at {MAX_GREP_MATCHES} matches; narrow the pattern, path or include"
+                break
+            matches.append(f"{ws.show(file)}:{number}: {_around(line, found)}")
+        if stopped:
+            break
+    if not matches:
+        skipped = f", binary files skipped: {binary}" if binary else ""
+        matches = [f"no matches for {regex.pattern!r} in {shown_root} (files searched: {scanned}{skipped})"]
+    return "\n".join(matches + ([f"({stopped})"] if stopped else []))
+
+
+def _around(line: str, found: re.Match) -> str:
+    """A long line cut to a window that still shows the match (think minified JS)."""
+    if len(line) <= MAX_GREP_LINE_CHARS or found.end() <= MAX_GREP_LINE_CHARS:
+        return cut_long_line(line, MAX_GREP_LINE_CHARS)
+    start = max(0, found.start() - MAX_GREP_LINE_CHARS // 4)
+    return f"[...] {line[start:start + MAX_GREP_LINE_CHARS]}... [line cut: {len(line):,} chars in all]"

@@ -1,0 +1,76 @@
+"""A plain-text view of an agent's events: the demo's output and the notebooks' text twin.
+
+It is just a subscriber. It writes the model's text as it streams, one line per
+tool call, and a short preview of each result.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from .events import Finished, ReasoningDelta, RoundStarted, TextDelta, ToolCallFinished, ToolCallStarted
+
+MARKS = {"ok": "✓", "interrupted": "⏹"}
+
+
+def call_line(name: str, arguments: str, width: int = 100) -> str:
+    """`read_file(path="stats.py")`: a call as one short line."""
+    try:
+        args = json.loads(arguments or "{}")
+        shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    except (json.JSONDecodeError, AttributeError):
+        shown = arguments
+    line = f"{name}({shown})"
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def preview(text: str, lines: int = 6, width: int = 100) -> str:
+    rows = text.splitlines() or [""]
+    shown = [r if len(r) <= width else r[: width - 1] + "…" for r in rows[:lines]]
+    if len(rows) > lines:
+        shown.append(f"… ({len(rows) - lines} more lines)")
+    return "\n".join(shown)
+
+
+class Printer:
+    """Prints events as they come. `out` defaults to stdout at print time."""
+
+    def __init__(self, out: TextIO | None = None, result_lines: int = 6):
+        self.out = out
+        self.result_lines = result_lines
+        self.mid_line = False  # inside streamed text that has not ended with a newline
+
+    def __call__(self, event) -> None:
+        if isinstance(event, (TextDelta, ReasoningDelta)):
+            self._stream(event.text if isinstance(event, TextDelta) else f"(thinking) {event.text}")
+        elif isinstance(event, RoundStarted):
+            self.line(f"── round {event.round}")
+        elif isinstance(event, ToolCallStarted):
+            self.line(f"→ {call_line(event.call.name, event.call.arguments)}")
+        elif isinstance(event, ToolCallFinished):
+            mark = MARKS.get(event.status, "✗")
+            body = preview(event.result, self.result_lines).replace("\n", "\n    ")
+            self.line(f"  {mark} {body}")
+        elif isinstance(event, Finished) and event.reason != "answer":
+            self.line(f"[{event.reason}] {event.text}".rstrip())
+        elif isinstance(event, Finished) and self.mid_line:
+            self.line("")
+
+    def _stream(self, text: str) -> None:
+        self._write(text)
+        self.mid_line = not text.endswith("\n")
+
+    def line(self, text: str) -> None:
+        """Write `text` on a line of its own (an empty text just ends streamed text)."""
+        if self.mid_line:
+            self._write("\n")
+            self.mid_line = False
+        if text:
+            self._write(text + "\n")
+
+    def _write(self, text: str) -> None:
+        out = self.out or sys.stdout
+        out.write(text)
+        out.flush()

@@ -1,0 +1,231 @@
+"""The loop: bounded, every call answered in order, and two kinds of failure told apart."""
+
+import json
+
+import pytest
+from helpers import Boom, Echo
+
+from corecoder import Agent, ScriptedLLM, check_history
+from corecoder.calls import Gate
+from corecoder.events import (
+    Finished,
+    RoundStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    UsageReported,
+)
+
+
+def call(name, **arguments):
+    return {"name": name, "arguments": arguments}
+
+
+def make(turns, tools=None, tmp_path=None, **kw):
+    echo = Echo()
+    agent = Agent(ScriptedLLM(turns), tools=tools or [echo, Boom()], cwd=tmp_path, **kw)
+    return agent, echo
+
+
+def results(agent):
+    return [m["content"] for m in agent.messages if m["role"] == "tool"]
+
+
+def test_a_reply_without_tool_calls_is_the_answer(tmp_path):
+    agent, _ = make(["Hello!"], tmp_path=tmp_path)
+    assert agent.chat("hi") == "Hello!"
+    assert [m["role"] for m in agent.messages] == ["user", "assistant"]
+
+
+def test_the_model_is_sent_a_system_prompt_the_history_and_the_tool_schemas(tmp_path):
+    agent, _ = make(["ok"], tmp_path=tmp_path)
+    agent.chat("hi")
+    request = agent.llm.requests[0]
+    assert [m["role"] for m in request["messages"]] == ["system", "user"]
+    assert str(tmp_path.resolve()) in request["messages"][0]["content"]
+    assert request["tools"] == ["echo", "boom"]
+
+
+def test_results_are_appended_in_call_order(tmp_path):
+    agent, echo = make([{"tool_calls": [call("echo", text="a"), call("echo", text="b"), call("echo", text="c")]},
+                        "done"], tmp_path=tmp_path)
+    assert agent.chat("go") == "done"
+    assert results(agent) == ["a", "b", "c"]
+    assert [m["tool_call_id"] for m in agent.messages if m["role"] == "tool"] == ["call_1_1", "call_1_2",
+                                                                                  "call_1_3"]
+    check_history(agent.messages)
+
+
+def test_the_round_cap_ends_the_run_with_a_clear_result(tmp_path):
+    looping = [{"tool_calls": [call("echo", text="again")]}] * 3
+    agent, _ = make(looping, tmp_path=tmp_path, max_rounds=3)
+    finished = []
+    agent.subscribe(lambda e: isinstance(e, Finished) and finished.append(e))
+    answer = agent.chat("loop forever")
+    assert "stopped after 3 rounds" in answer
+    assert finished[0].reason == "max_rounds"
+    check_history(agent.messages)
+
+
+def test_bad_arguments_name_what_is_wrong_and_the_tool_does_not_run(tmp_path):
+    agent, echo = make([{"tool_calls": [call("echo"), call("echo", text="x", colour="red"),
+                                        call("echo", text=3)]}, "ok"], tmp_path=tmp_path)
+    agent.chat("go")
+    missing, unexpected, wrong_type = results(agent)
+    assert missing.startswith("bad arguments for echo: missing required argument 'text'")
+    assert "unexpected argument 'colour'" in unexpected
+    assert "text should be string, got int" in wrong_type
+    assert "Expected: echo(text: string, times?: integer)" in missing
+    assert echo.ran == []
+
+
+def test_malformed_json_arguments_are_reported_never_treated_as_empty(tmp_path):
+    turns = [{"tool_calls": [{"name": "echo", "arguments": '{"text": "a",'}]}, "ok"]
+    agent, echo = make(turns, tmp_path=tmp_path)
+    agent.chat("go")
+    [result] = results(agent)
+    assert result.startswith("bad arguments for echo: the arguments are not valid JSON")
+    assert '{"text": "a",' in result
+    assert echo.ran == []
+
+
+def test_arguments_that_are_not_an_object_are_bad_arguments(tmp_path):
+    agent, _ = make([{"tool_calls": [{"name": "echo", "arguments": '["a"]'}]}, "ok"], tmp_path=tmp_path)
+    agent.chat("go")
+    assert "must be a JSON object, got list" in results(agent)[0]
+
+
+def test_an_exception_in_a_tool_is_the_environments_failure(tmp_path):
+    turns = [{"tool_calls": [call("boom", kind="value"), call("boom", kind="tool_error")]}, "ok"]
+    agent, _ = make(turns, tmp_path=tmp_path)
+    agent.chat("go")
+    assert results(agent) == ["boom failed: ValueError: something broke", "boom failed: the disk said no"]
+
+
+def test_an_unknown_tool_gets_the_list_of_available_tools(tmp_path):
+    agent, _ = make([{"tool_calls": [call("delete_everything")]}, "ok"], tmp_path=tmp_path)
+    agent.chat("go")
+    assert results(agent) == ["unknown tool 'delete_everything'. Available tools: boom, echo"]
+
+
+def test_an_interrupt_during_a_model_call_leaves_a_legal_history(tmp_path):
+    class Interrupting(ScriptedLLM):
+        interrupted = False
+
+        def chat(self, messages, tools=None, emit=None):
+            if len(self.requests) == 1 and not self.interrupted:
+                self.interrupted = True
+                raise KeyboardInterrupt  # the user pressed Ctrl+C while the model was thinking
+            return super().chat(messages, tools, emit)
+
+    agent = Agent(Interrupting([{"tool_calls": [call("echo", text="a")]}, "after"]), tools=[Echo()],
+                  cwd=tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    check_history(agent.messages)
+    assert agent.messages[-1]["role"] == "tool"
+    assert agent.chat("go on") == "after"
+
+
+def test_an_interrupt_during_a_tool_answers_every_pending_call_and_is_reraised(tmp_path):
+    turns = [{"tool_calls": [call("echo", text="a"), call("boom", kind="interrupt"), call("echo", text="c")]},
+             "resumed"]
+    agent, echo = make(turns, tmp_path=tmp_path)
+    events = []
+    agent.subscribe(events.append)
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    check_history(agent.messages)
+    assert results(agent)[0] == "a"
+    assert all(r.startswith("[interrupted") for r in results(agent)[1:])
+    assert echo.ran == ["a"]
+    assert [e.status for e in events if isinstance(e, ToolCallFinished)] == ["ok", "interrupted", "interrupted"]
+    assert events[-1] == Finished("", "interrupted")
+    assert agent.chat("continue") == "resumed"
+
+
+def test_a_gate_can_refuse_a_call_and_the_model_is_told_which_gate_and_why(tmp_path):
+    class NoEcho(Gate):
+        name = "test gate"
+
+        def before(self, tool, args):
+            return "echo is switched off" if tool.name == "echo" else None
+
+    agent, echo = make([{"tool_calls": [call("echo", text="a")]}, "ok"], tmp_path=tmp_path, gates=[NoEcho()])
+    agent.chat("go")
+    assert results(agent) == ["echo refused by test gate: echo is switched off"]
+    assert echo.ran == []
+
+
+def test_a_gate_observes_every_finished_call(tmp_path):
+    seen = []
+
+    class Watch(Gate):
+        def after(self, tool, args, result):
+            seen.append((tool.name, args, result))
+
+    agent, _ = make([{"tool_calls": [call("echo", text="a", times=2)]}, "ok"], tmp_path=tmp_path, gates=[Watch()])
+    agent.chat("go")
+    assert seen == [("echo", {"text": "a", "times": 2}, "aa")]
+
+
+def test_subscribers_see_the_run_as_typed_events(tmp_path):
+    turns = [{"text": "Looking.", "tool_calls": [call("echo", text="a")],
+              "usage": {"prompt_tokens": 10, "completion_tokens": 2}}, "Done."]
+    agent, _ = make(turns, tmp_path=tmp_path)
+    events = []
+    agent.subscribe(events.append)
+    agent.chat("go")
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == ["RoundStarted", "TextDelta", "UsageReported", "ToolCallStarted", "ToolCallFinished",
+                     "RoundStarted", "TextDelta", "Finished"]
+    assert events[0] == RoundStarted(1)
+    assert events[1] == TextDelta("Looking.")
+    assert isinstance(events[2], UsageReported) and events[2].usage.prompt_tokens == 10
+    assert isinstance(events[3], ToolCallStarted) and events[3].call.name == "echo"
+    assert events[4].result == "a" and events[4].status == "ok"
+    assert events[-1] == Finished("Done.", "answer")
+
+
+def test_a_huge_result_is_clipped_to_head_and_tail_with_the_full_text_saved(tmp_path):
+    agent, _ = make([{"tool_calls": [call("echo", text="0123456789", times=10_000)]}, "ok"], tmp_path=tmp_path)
+    agent.chat("go")
+    [result] = results(agent)
+    assert len(result) < 21_000
+    marker = result.split("[... ")[1].split(" ...]")[0]
+    saved = marker.split("the full output is in ")[1]
+    with open(saved, encoding="utf-8") as f:
+        assert f.read() == "0123456789" * 10_000
+
+
+def test_two_agents_share_nothing(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    todo = {"name": "todo_write", "arguments": {"todos": [{"content": "fix it", "status": "pending"}]}}
+    first = Agent(ScriptedLLM([{"tool_calls": [todo, call("bash", command="cd sub || mkdir sub && cd sub")]},
+                               "ok"]), cwd=tmp_path / "a")
+    second = Agent(ScriptedLLM(["ok"]), cwd=tmp_path / "b")
+    first.chat("go")
+    second.chat("go")
+    assert first.workspace.cwd == (tmp_path / "a" / "sub").resolve()
+    assert second.workspace.cwd == (tmp_path / "b").resolve()
+    assert first.workspace.todos and not second.workspace.todos
+    assert first.tools["bash"] is not second.tools["bash"]
+
+
+def test_the_todo_list_is_in_the_system_prompt_of_every_later_round(tmp_path):
+    todos = [{"content": "read the code", "status": "done"}, {"content": "fix the bug", "status": "in_progress"}]
+    agent = Agent(ScriptedLLM([{"tool_calls": [{"name": "todo_write", "arguments": {"todos": todos}}]},
+                               {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}]}, "ok"]),
+                  cwd=tmp_path)
+    agent.chat("go")
+    prompts = [r["messages"][0]["content"] for r in agent.llm.requests]
+    assert "fix the bug" not in prompts[0]
+    assert all("fix the bug" in p and "read the code" in p for p in prompts[1:])
+
+
+def test_scripted_arguments_are_sent_as_the_json_text_the_model_would_send(tmp_path):
+    agent, _ = make([{"tool_calls": [call("echo", text="é")]}, "ok"], tmp_path=tmp_path)
+    agent.chat("go")
+    sent = agent.messages[1]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(sent) == {"text": "é"}

@@ -1,0 +1,65 @@
+"""Promises the project makes to its users, checked."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import corecoder
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def commands_before_first_section(readme: str) -> list[str]:
+    head = readme.split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.*?)\n```", head, re.S)
+
+
+def test_the_readme_starts_with_exactly_two_commands_in_both_languages():
+    english = commands_before_first_section((ROOT / "README.md").read_text(encoding="utf-8"))
+    chinese = commands_before_first_section((ROOT / "README.zh.md").read_text(encoding="utf-8"))
+    assert len(english) == 2
+    assert chinese == english
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "<!-- test-command -->\n```bash\n" + commands_before_first_section(readme)[1] in readme
+    assert "<!-- test-command -->" in ci
+
+
+def test_importing_corecoder_does_not_import_the_heavy_libraries():
+    code = "import sys, corecoder; print(sorted({'openai', 'rich', 'prompt_toolkit'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_version_is_printed_without_the_heavy_libraries():
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "corecoder", "--version"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"corecoder {corecoder.__version__}"
+    imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines()}
+    assert not imported & {"openai", "rich", "prompt_toolkit"}
+
+
+def test_no_engine_module_is_longer_than_300_lines():
+    too_long = {str(p.relative_to(ROOT)): n for p in (ROOT / "corecoder").rglob("*.py")
+                if "demo" not in p.parts and (n := len(p.read_text(encoding="utf-8").splitlines())) > 300}
+    assert too_long == {}
+
+
+def test_the_demo_fixes_the_bug_offline_with_the_real_tools():
+    run = subprocess.run([sys.executable, "-m", "corecoder", "--demo"], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "1 of 3 tests passed" in out  # the first run shows the bug
+    assert out.count("→ ") == 5  # bash, grep, read_file, edit_file, bash
+    assert "3 of 3 tests passed" in out  # the last run shows the fix really worked
+    assert out.rstrip().endswith("All tests in test_stats.py now pass.")
+
+
+def test_the_demo_leaves_the_shipped_project_untouched():
+    source = (ROOT / "corecoder" / "demo" / "project" / "stats.py").read_text(encoding="utf-8")
+    assert "(len(values) - 1)" in source
