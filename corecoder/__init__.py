@@ -1,19 +1,35 @@
 """CoreCoder: a small, real coding agent, built to be read.
 
-Nothing imported here pulls in the `openai` client, `rich` or `prompt_toolkit`:
-`import corecoder` and `corecoder --version` stay fast (ARCHITECTURE principle 7).
+`from corecoder import Agent` works as usual, but each name is imported on first use
+(PEP 562's module `__getattr__`), so `corecoder --version` loads almost nothing and
+nothing here ever pulls in `openai`, `rich` or `prompt_toolkit` (ARCHITECTURE, principle 7).
 """
 
-from .agent import Agent
-from .messages import IllegalHistory, Reply, ToolCall, Usage, check_history
-from .scripted import FunctionLLM, ScriptedLLM, ScriptError
-from .tools import Bash, EditFile, Glob, Grep, ReadFile, TodoWrite, Tool, ToolError, WriteFile, default_tools
-from .workspace import Workspace
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Agent", "Bash", "EditFile", "FunctionLLM", "Glob", "Grep", "IllegalHistory", "ReadFile", "Reply",
-    "ScriptError", "ScriptedLLM", "TodoWrite", "Tool", "ToolCall", "ToolError", "Usage", "Workspace",
-    "WriteFile", "__version__", "check_history", "default_tools",
-]
+_HOMES = {  # public name -> the module that defines it
+    "Agent": "agent",
+    "LLM": "llm",
+    "ScriptedLLM": "scripted", "FunctionLLM": "scripted", "ScriptError": "scripted",
+    "Reply": "messages", "ToolCall": "messages", "Usage": "messages", "check_history": "messages",
+    "IllegalHistory": "messages", "ModelError": "messages", "ContextTooLong": "messages",
+    "Workspace": "workspace",
+    "Tool": "tools", "ToolError": "tools", "default_tools": "tools", "ReadFile": "tools", "WriteFile": "tools",
+    "EditFile": "tools", "Glob": "tools", "Grep": "tools", "Bash": "tools", "TodoWrite": "tools",
+}
+
+__all__ = ["__version__", *_HOMES]
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'corecoder' has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -63,7 +63,7 @@ class Agent:
                 request = [system(system_prompt(self.instructions, self.workspace)), *self.messages]
                 reply = self.llm.chat(request, [t.schema() for t in self.tools.values()], self.emit)
                 if reply.usage:
-                    self.emit(UsageReported(reply.usage))
+                    self.emit(UsageReported(reply.usage, self.llm.model))
                 self.messages.append(reply.message())
                 if not reply.tool_calls:
                     self.emit(Finished(reply.text, "answer"))

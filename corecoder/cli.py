@@ -1,20 +1,41 @@
-"""The `corecoder` command.
+"""The `corecoder` command: a REPL, or one task with `-p`, against any OpenAI-compatible model.
 
-Only argparse and our own modules load here at start, so `--version` and `--help`
-stay fast; the model client is imported when a model is first called.
+    corecoder                      talk to the agent (corecoder/repl.py)
+    corecoder -p "fix the tests"   run one task: progress on stderr, the answer alone on stdout
+    corecoder --demo               the offline demo, no key needed
+
+Only argparse and our own light modules load at start, so `--version` and `--help`
+stay fast; openai, rich and prompt_toolkit are imported where they are first used.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 from . import __version__
+from .agent import Agent
+from .calls import Gate
+from .events import Finished, ReasoningDelta, Retrying, TextDelta, UsageReported
+from .messages import IllegalHistory, ModelError
+from .scripted import ScriptError
+from .trace import Printer
+
+# What ends a task with a message instead of a traceback: the model gave up for good,
+# a script ran out, or a history the API would reject. Anything else is a bug to see.
+FAILURES = (ModelError, ScriptError, IllegalHistory)
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="corecoder", description="A small, real coding agent.")
     p.add_argument("--version", action="version", version=f"corecoder {__version__}")
+    p.add_argument("-p", "--prompt", help="run this one task and exit; the answer goes to stdout")
+    p.add_argument("--yes", action="store_true",
+                   help="with -p: allow tools that change files or run commands (write_file, edit_file, bash)")
+    p.add_argument("-m", "--model", help="provider/model (deepseek/deepseek-chat) or a model name; "
+                   "default: CORECODER_MODEL, then .env, then gpt-4o-mini")
     p.add_argument("--demo", action="store_true",
                    help="fix a small buggy project offline with a scripted model (no key, no network)")
     return p
@@ -27,7 +48,94 @@ def main(argv: list[str] | None = None) -> int:
 
         run_demo()
         return 0
-    parser().print_help()
+    from .config import ConfigError
+
+    unattended = args.prompt is not None and not args.yes
+    try:
+        config, agent, ledger = start(args.model, gates=[NoMutations()] if unattended else [])
+    except ConfigError as e:
+        print(f"corecoder: {e}", file=sys.stderr)
+        return 1
+    if args.prompt is not None:
+        return run_once(agent, ledger, args.prompt)
+    from .repl import run_repl
+
+    return run_repl(agent, ledger, config)
+
+
+def start(model: str | None, gates: list[Gate] = ()):
+    """Config, agent and ledger for this directory and environment. Raises ConfigError."""
+    from .config import load_config, require_key
+    from .pricing import Ledger, load_prices
+
+    config = load_config(Path.cwd(), os.environ, model=model)
+    require_key(config)
+    ledger = Ledger(load_prices(config.home))
+    agent = Agent(connect(config), cwd=Path.cwd(), gates=list(gates))
+    agent.subscribe(lambda event: isinstance(event, UsageReported) and ledger.add(event.model, event.usage))
+    return config, agent, ledger
+
+
+def connect(config):
+    """The real client for a config: how the CLI starts, and how /model switches."""
+    from .llm import LLM
+
+    return LLM(config.model, base_url=config.base_url, api_key=config.api_key, stream=config.provider.stream,
+               keep_reasoning=config.provider.reasoning_in_history)
+
+
+class NoMutations(Gate):
+    """-p without --yes: nobody is there to ask, so tools that change things are refused.
+
+    A stand-in for real consent (a later chapter): the model is told why, and can
+    still read, search and answer.
+    """
+
+    name = "consent"
+
+    def before(self, tool, args: dict) -> str | None:
+        if tool.mutating:
+            return f"mutating tools are off in -p mode without --yes; rerun with --yes to allow {tool.name}"
+        return None
+
+
+class Progress(Printer):
+    """The plain Printer, plus retries, and reasoning marked once per stretch rather than per piece."""
+
+    def __init__(self, out=None):
+        super().__init__(out)
+        self.thinking = False
+
+    def __call__(self, event) -> None:
+        if isinstance(event, Retrying):
+            self.line(f"retrying in {event.delay:.1f} s ({event.reason})")
+        elif isinstance(event, ReasoningDelta):
+            self._stream(event.text if self.thinking else f"(thinking) {event.text}")
+            self.thinking = True
+        else:
+            if self.thinking and isinstance(event, TextDelta):
+                self.line("")  # the answer starts on a line of its own
+            self.thinking = False
+            super().__call__(event)
+
+
+def run_once(agent: Agent, ledger, prompt: str) -> int:
+    """One task, unattended. Exit status: 0 answered, 1 failed or gave up, 130 interrupted."""
+    progress = agent.subscribe(Progress(sys.stderr))
+    endings: list[str] = []
+    agent.subscribe(lambda event: isinstance(event, Finished) and endings.append(event.reason))
+    try:
+        answer = agent.chat(prompt)
+    except KeyboardInterrupt:
+        progress.line("interrupted")
+        return 130
+    except FAILURES as e:
+        progress.line(f"error: {e}")
+        return 1
+    progress.line(ledger.summary())
+    if endings[-1:] != ["answer"]:
+        return 1  # max rounds: the Printer has shown the stop message on stderr
+    print(answer, flush=True)
     return 0
 
 

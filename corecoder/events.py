@@ -46,9 +46,19 @@ class ToolCallFinished:
 @dataclass(frozen=True)
 class UsageReported:
     usage: Usage
+    model: str = ""  # each call is priced at the rate of the model that served it
 
 
 @dataclass(frozen=True)
 class Finished:
     text: str
     reason: str  # answer, max_rounds, interrupted
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """A model call failed in a way worth retrying; the next try starts after `delay` s."""
+
+    attempt: int
+    delay: float
+    reason: str

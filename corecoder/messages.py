@@ -59,11 +59,23 @@ class Reply:
 
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
-    reasoning: str = ""  # shown to the user, never put in the history
+    reasoning: str = ""  # shown to the user; kept in the history only where a provider requires it
     usage: Usage | None = None
+    keep_reasoning: bool = False  # DeepSeek and Kimi want it back on tool-call turns
 
     def message(self) -> dict:
-        return assistant(self.text, self.tool_calls)
+        message = assistant(self.text, self.tool_calls)
+        if self.keep_reasoning and self.reasoning and self.tool_calls:
+            message["reasoning_content"] = self.reasoning
+        return message
+
+
+class ModelError(RuntimeError):
+    """A model call failed for good (after any retries). The message says what to do."""
+
+
+class ContextTooLong(ModelError):
+    """The provider says the request is longer than the model's context window."""
 
 
 class IllegalHistory(ValueError):

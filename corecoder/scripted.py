@@ -37,7 +37,8 @@ def parse_turn(turn, index: int) -> Reply:
         return Reply(text=turn)
     if not isinstance(turn, dict):
         raise ScriptError(f"turn {index + 1}: expected a string or a dict, got {type(turn).__name__}")
-    unknown = set(turn) - {"text", "reasoning", "tool_calls", "usage"}
+    server_keys = {"fault", "retry_after", "quirk", "reasoning_field"}  # read only by corecoder.serve
+    unknown = set(turn) - {"text", "reasoning", "tool_calls", "usage"} - server_keys
     if unknown:
         raise ScriptError(f"turn {index + 1}: unknown keys {sorted(unknown)}")
     calls = [_parse_call(c, index, j) for j, c in enumerate(turn.get("tool_calls") or [])]

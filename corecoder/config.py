@@ -1,0 +1,180 @@
+"""Which model to talk to, where it lives, and with which key.
+
+Everything comes from one merged view of the settings: the real environment laid
+over a `.env` file (the environment wins, so a one-off `CORECODER_MODEL=... corecoder`
+beats the file). A model is named `provider/model`; the provider part picks a preset
+(base URL, key variable, quirks), and anything else is sent to OpenAI or to whatever
+OpenAI-compatible server `OPENAI_BASE_URL` points at. Nothing here touches the network
+or creates files: `load_config` only reads, so it is cheap to call and easy to test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+
+class ConfigError(Exception):
+    """A setting is missing or wrong. The message says exactly what to set."""
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    base_url: str | None  # None: the openai client's own default
+    key_env: tuple[str, ...]  # variables that may hold its key, in the order tried
+    needs_key: bool = True  # local servers take any key, but the client insists on one
+    stream: bool = True
+    reasoning_in_history: bool = False  # DeepSeek and Kimi reject tool-call turns without their reasoning
+
+
+# The providers' own documented OpenAI-compatible endpoints (checked 2026-11).
+PROVIDERS: Mapping[str, Provider] = MappingProxyType({p.name: p for p in (
+    Provider("openai", None, ("OPENAI_API_KEY",)),
+    Provider("deepseek", "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), reasoning_in_history=True),
+    Provider("qwen", "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", ("DASHSCOPE_API_KEY",)),
+    Provider("kimi", "https://api.moonshot.ai/v1", ("MOONSHOT_API_KEY",), reasoning_in_history=True),
+    Provider("openrouter", "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",)),
+    Provider("ollama", "http://localhost:11434/v1", (), needs_key=False),
+    Provider("llamacpp", "http://localhost:8080/v1", (), needs_key=False),
+    Provider("groq", "https://api.groq.com/openai/v1", ("GROQ_API_KEY",)),
+    Provider("together", "https://api.together.ai/v1", ("TOGETHER_API_KEY",)),
+    Provider("mistral", "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",)),
+    Provider("gemini", "https://generativelanguage.googleapis.com/v1beta/openai/",
+             ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+)})
+
+DEFAULT_MODEL = "gpt-4o-mini"
+NO_KEY = "not-needed"  # what keyless local servers get: the openai client refuses an empty key
+
+
+@dataclass
+class Config:
+    model: str  # the name the provider knows it by: "deepseek-chat", "anthropic/claude-sonnet-4.5"
+    provider: Provider
+    base_url: str | None
+    api_key: str | None
+    home: Path  # where sessions and pricing.json live; created by whoever first writes there
+    context_window: int | None = None
+
+    @property
+    def label(self) -> str:
+        """The full name, as a user would type it back: "deepseek/deepseek-chat"."""
+        return f"{self.provider.name}/{self.model}"
+
+
+def parse_model(spec: str) -> tuple[Provider | None, str]:
+    """Split "provider/model". Only a known provider counts, so "anthropic/claude-3.5-sonnet"
+    stays whole (a name on some server) and "openrouter/anthropic/..." keeps its inner slash."""
+    head, sep, rest = spec.partition("/")
+    provider = PROVIDERS.get(head.lower()) if sep else None
+    return (provider, rest) if provider else (None, spec)
+
+
+_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """Parse a .env file: KEY=VALUE, `export KEY=...`, quotes, comments. A missing
+    file is no settings; a line we can't read is skipped, not fatal."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return {}
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror or e}") from e
+    values = {}
+    for line in text.splitlines():
+        match = _LINE.match(line)
+        if match:
+            values[match.group(1)] = _value(match.group(2))
+    return values
+
+
+def _value(raw: str) -> str:
+    raw = raw.strip()
+    if raw[:1] in ("'", '"'):
+        end = raw.find(raw[0], 1)
+        if end > 0:  # anything after the closing quote (a comment) is dropped
+            return raw[1:end]
+    # An unquoted value ends at " #": "a#b" is a value, "a # note" is a value and a comment.
+    return re.split(r"\s+#", raw, maxsplit=1)[0].strip()
+
+
+def find_dotenv(cwd: Path) -> Path | None:
+    """The nearest .env from cwd up to the git root. Outside a repository only cwd is
+    searched, so a stray ~/.env never configures a project by accident."""
+    dirs = [cwd, *cwd.parents]
+    root = next((d for d in dirs if (d / ".git").exists()), None)
+    search = dirs[: dirs.index(root) + 1] if root else [cwd]
+    return next((d / ".env" for d in search if (d / ".env").is_file()), None)
+
+
+def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | None = None) -> Config:
+    """Resolve the model, provider, endpoint, key and home from `model`, then the
+    environment, then the nearest .env. Does not check the key: see `require_key`."""
+    cwd = Path(cwd).resolve()
+    dotenv_path = find_dotenv(cwd)
+    settings = {**(read_dotenv(dotenv_path) if dotenv_path else {}), **env}
+    provider, name = parse_model(model or _get(settings, "CORECODER_MODEL") or DEFAULT_MODEL)
+    if not name:
+        raise ConfigError(f"the model name after {provider.name}/ is empty; set CORECODER_MODEL or --model")
+    override = _get(settings, "CORECODER_BASE_URL", "OPENAI_BASE_URL")
+    provider = provider or PROVIDERS["openai"]  # with an override: any OpenAI-compatible server
+    return Config(
+        model=name,
+        provider=provider,
+        base_url=override or provider.base_url,
+        api_key=_api_key(settings, provider, override is not None),
+        home=_home(settings),
+        context_window=_context_window(settings),
+    )
+
+
+def _get(settings: Mapping[str, str], *names: str) -> str | None:
+    """The first of `names` that is set to something; an empty value counts as unset."""
+    return next((settings[n] for n in names if settings.get(n)), None)
+
+
+def _api_key(settings: Mapping[str, str], provider: Provider, own_endpoint: bool) -> str | None:
+    # OPENAI_API_KEY is the generic key only when the user also chose the endpoint:
+    # falling back to it for a preset would send an OpenAI key to someone else's server.
+    fallback = ("OPENAI_API_KEY",) if own_endpoint else ()
+    key = _get(settings, "CORECODER_API_KEY", *provider.key_env, *fallback)
+    return key or (None if provider.needs_key else NO_KEY)
+
+
+def _home(settings: Mapping[str, str]) -> Path:
+    if home := _get(settings, "CORECODER_HOME"):
+        return Path(home).expanduser()
+    user_home = _get(settings, "HOME")  # from `env`, so a test's env decides, not the machine's
+    return (Path(user_home) if user_home else Path.home()) / ".corecoder"
+
+
+def _context_window(settings: Mapping[str, str]) -> int | None:
+    raw = _get(settings, "CORECODER_CONTEXT_WINDOW")
+    if raw is None:
+        return None
+    try:
+        tokens = int(raw.replace("_", "").replace(",", ""))
+    except ValueError:
+        tokens = 0
+    if tokens <= 0:
+        raise ConfigError(f"CORECODER_CONTEXT_WINDOW must be a positive number of tokens, got {raw!r}")
+    return tokens
+
+
+def require_key(config: Config) -> None:
+    """Fail before the first request, with the variables to set, rather than with a 401."""
+    provider = config.provider
+    if not provider.needs_key or config.api_key:
+        return
+    names = " or ".join(provider.key_env or ("OPENAI_API_KEY",))
+    raise ConfigError(
+        f"no API key for {config.label}: set {names} (or CORECODER_API_KEY), in the environment or in .env. "
+        "To try CoreCoder offline without a key, run `corecoder --demo`."
+    )

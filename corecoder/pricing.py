@@ -1,0 +1,177 @@
+"""What the tokens cost, and a ledger that never crashes over a model it can't price.
+
+Prices are USD per million tokens. A model missing from the table is normal (a local
+model, a new release, a custom name on a compatible server), so the ledger keeps
+counting tokens and says the cost is unknown instead of raising. Users add or correct
+prices in `~/.corecoder/pricing.json` without touching the code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from types import MappingProxyType
+
+from .config import ConfigError
+from .messages import Usage
+
+
+@dataclass(frozen=True)
+class Price:
+    input: float
+    output: float
+    cached_input: float | None = None  # None: cached tokens cost the full input price
+
+
+# Published list prices as of 2026-11 (from the providers' pricing pages). Where a
+# price depends on prompt length, this is the short-prompt tier; DeepSeek's is the
+# weekday peak rate (off-peak is half), so its costs are an upper bound. Models whose
+# price we could not confirm are left out: they report "cost unknown", never a guess.
+PRICES: Mapping[str, Price] = MappingProxyType({
+    # OpenAI
+    "gpt-4o": Price(2.50, 10.00, 1.25),
+    "gpt-4o-mini": Price(0.15, 0.60, 0.075),
+    "gpt-4.1": Price(2.00, 8.00, 0.50),
+    "gpt-4.1-mini": Price(0.40, 1.60, 0.10),
+    "gpt-4.1-nano": Price(0.10, 0.40, 0.025),
+    "o3": Price(2.00, 8.00, 0.50),
+    "o3-mini": Price(1.10, 4.40, 0.55),
+    "o3-pro": Price(20.00, 80.00),
+    "o4-mini": Price(1.10, 4.40, 0.275),
+    "gpt-5": Price(1.25, 10.00, 0.125),
+    "gpt-5-mini": Price(0.25, 2.00, 0.025),
+    "gpt-5-nano": Price(0.05, 0.40, 0.005),
+    "gpt-5-pro": Price(15.00, 120.00),
+    "gpt-5.1": Price(1.25, 10.00, 0.125),
+    "gpt-5.4": Price(2.50, 15.00, 0.25),
+    "gpt-5.4-mini": Price(0.75, 4.50, 0.075),
+    "gpt-5.4-nano": Price(0.20, 1.25, 0.02),
+    # DeepSeek (deepseek-chat and deepseek-reasoner were retired on 2026-07-24)
+    "deepseek-flash": Price(0.30, 1.20, 0.006),
+    "deepseek-v4-flash": Price(0.30, 1.20, 0.006),  # legacy name, billed as deepseek-flash
+    "deepseek-v4-pro": Price(1.32, 3.96, 0.044),
+    # Moonshot (Kimi)
+    "kimi-k3": Price(3.00, 15.00, 0.30),
+    # Anthropic, by its OpenRouter names (OpenRouter passes the provider's price through)
+    "anthropic/claude-sonnet-4": Price(3.00, 15.00, 0.30),
+    "anthropic/claude-sonnet-4.5": Price(3.00, 15.00, 0.30),
+    "anthropic/claude-haiku-4.5": Price(1.00, 5.00, 0.10),
+    "anthropic/claude-opus-4.5": Price(5.00, 25.00, 0.50),
+    # Google Gemini
+    "gemini-2.5-pro": Price(1.25, 10.00, 0.125),
+    "gemini-2.5-flash": Price(0.30, 2.50, 0.03),
+    "gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01),
+    "gemini-3.1-pro-preview": Price(2.00, 12.00, 0.20),
+})
+
+_FIELDS = tuple(f.name for f in fields(Price))
+
+
+def load_prices(home: Path) -> Mapping[str, Price]:
+    """The built-in table with `home/pricing.json` laid over it, entry by entry:
+    {"my-model": {"input": 0.5, "output": 1.5, "cached_input": 0.05}}."""
+    path = Path(home) / "pricing.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return PRICES
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read {path}: {e}") from e
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from e
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must be a JSON object mapping model names to prices")
+    return MappingProxyType({**PRICES, **{model: _price(path, model, entry) for model, entry in data.items()}})
+
+
+def _price(path: Path, model: str, entry: object) -> Price:
+    where = f"{path}: price for {model!r}"
+    if not isinstance(entry, dict):
+        raise ConfigError(f'{where} must be an object like {{"input": 0.5, "output": 1.5}}')
+    unknown = sorted(set(entry) - set(_FIELDS))
+    if unknown:
+        raise ConfigError(f"{where} has unknown field {unknown[0]!r}; fields are {', '.join(_FIELDS)}")
+    for name in ("input", "output"):
+        if name not in entry:
+            raise ConfigError(f"{where} is missing {name!r} (USD per million tokens)")
+    for name, value in entry.items():
+        if name == "cached_input" and value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ConfigError(f"{where}: {name!r} must be a non-negative number, got {value!r}")
+    return Price(**entry)
+
+
+def price_for(model: str, prices: Mapping[str, Price]) -> Price | None:
+    """The price of `model`, or None. Tries the exact name, then the name without each
+    provider prefix ("openrouter/openai/gpt-4o" -> "openai/gpt-4o" -> "gpt-4o"), then
+    the longest known name it extends ("gpt-4o-2024-08-06" -> "gpt-4o")."""
+    names = [model]
+    while "/" in names[-1]:
+        names.append(names[-1].split("/", 1)[1])
+    for name in names:
+        if name in prices:
+            return prices[name]
+    for name in names:
+        if key := _longest_prefix(name, prices):
+            return prices[key]
+    return None
+
+
+def _longest_prefix(name: str, prices: Mapping[str, Price]) -> str | None:
+    # The next character must be a separator such as "-" or ":", so "gpt-5" prices
+    # "gpt-5-2025-08-07" but not "gpt-5.5", and "o3" does not price "o30".
+    keys = [k for k in prices if name.startswith(k) and len(name) > len(k) and not _word_char(name[len(k)])]
+    return max(keys, key=len, default=None)
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "."
+
+
+def cost_of(usage: Usage, price: Price) -> float:
+    """USD for one call. Cached tokens are part of prompt_tokens, at the cached rate."""
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    cached_rate = price.input if price.cached_input is None else price.cached_input
+    fresh = usage.prompt_tokens - cached
+    return (fresh * price.input + cached * cached_rate + usage.completion_tokens * price.output) / 1_000_000
+
+
+class Ledger:
+    """Usage and cost across calls; each call priced at its own model's rate."""
+
+    def __init__(self, prices: Mapping[str, Price]):
+        self.prices = prices
+        self.calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.cached_tokens = 0
+        self.known_cost = 0.0  # the calls we could price
+        self.unknown_models: list[str] = []  # models we could not, in first-seen order
+
+    def add(self, model: str, usage: Usage) -> None:
+        self.calls += 1
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        self.cached_tokens += usage.cached_tokens
+        price = price_for(model, self.prices)
+        if price is not None:
+            self.known_cost += cost_of(usage, price)
+        elif model not in self.unknown_models:
+            self.unknown_models.append(model)
+
+    @property
+    def cost(self) -> float | None:
+        """Total USD, or None if any call's model has no price (see `known_cost`)."""
+        return None if self.unknown_models else self.known_cost
+
+    def summary(self) -> str:
+        tokens = f"{self.prompt_tokens:,} tokens in, {self.completion_tokens:,} out"
+        if self.cached_tokens:
+            tokens += f" ({self.cached_tokens:,} cached)"
+        if self.cost is not None:
+            return f"{tokens} · ${self.cost:.4f}"
+        missing = ", ".join(repr(m) for m in self.unknown_models)
+        return f"{tokens} · cost unknown (no price for {missing}; add it to pricing.json)"

@@ -1,0 +1,92 @@
+"""The REPL's view of an agent's events, drawn with rich: the terminal twin of trace.Printer.
+
+It is just a subscriber, like the Printer. The model's answer streams in as
+markdown, redrawn in place a few times a second; reasoning is dimmed; each tool
+call is one line, its result one more; retries are yellow. A markdown block stays
+"live" (redrawn) only while text is arriving: a tool call, the end of the turn or
+an interrupt freezes it, so what scrolls away is plain, final output.
+
+rich is imported when a Renderer is made, never when corecoder is imported.
+"""
+
+from __future__ import annotations
+
+from .events import Finished, ReasoningDelta, Retrying, TextDelta, ToolCallFinished, ToolCallStarted
+from .trace import call_line
+
+MARKS = {"ok": ("✓", "green"), "interrupted": ("⏹", "yellow")}  # anything else: ("✗", "red")
+
+
+def first_line(text: str, width: int = 100) -> str:
+    """The first non-blank line of a result, cut to `width`, with a note of how many lines followed."""
+    lines = [line for line in text.splitlines() if line.strip()] or [""]
+    line = lines[0] if len(lines[0]) <= width else lines[0][: width - 1] + "…"
+    return f"{line}  (+{len(lines) - 1} lines)" if len(lines) > 1 else line
+
+
+class Renderer:
+    def __init__(self, console, refresh_per_second: float = 4):
+        self.console = console
+        self.refresh_per_second = refresh_per_second
+        self.text = ""  # the markdown streamed since the last freeze
+        self.live = None  # a rich Live while answer text is streaming
+        self.thinking = False  # inside streamed reasoning (printed as it comes, no newline yet)
+
+    def __call__(self, event) -> None:
+        if isinstance(event, TextDelta):
+            self._answer(event.text)
+        elif isinstance(event, ReasoningDelta):
+            self._reason(event.text)
+        elif isinstance(event, ToolCallStarted):
+            self.close()
+            self._print(f"→ {call_line(event.call.name, event.call.arguments)}", "cyan")
+        elif isinstance(event, ToolCallFinished):
+            mark, style = MARKS.get(event.status, ("✗", "red"))
+            self._print(f"  {mark} {first_line(event.result)}", style)
+        elif isinstance(event, Retrying):
+            self.close()
+            self._print(f"retrying in {event.delay:.1f} s ({event.reason})", "yellow")
+        elif isinstance(event, Finished):
+            self.close()
+            if event.reason == "max_rounds":
+                self._print(event.text, "yellow")
+
+    def _answer(self, text: str) -> None:
+        from rich.live import Live
+        from rich.markdown import Markdown
+
+        self._end_thinking()
+        self.text += text
+        if self.live is None:
+            # Auto-refresh redraws from a thread at a steady rate, so a burst of tiny
+            # deltas costs a few redraws, and a pause still shows the latest text.
+            # A reply taller than the screen is cut while it streams; stop() prints it whole.
+            self.live = Live(console=self.console, refresh_per_second=self.refresh_per_second)
+            self.live.start()
+        self.live.update(Markdown(self.text), refresh=False)
+
+    def _reason(self, text: str) -> None:
+        self._freeze()
+        # soft_wrap: pieces arrive mid-word; let the terminal wrap, not rich, or words break at piece ends
+        self.console.print(text, style="dim italic", end="", soft_wrap=True, markup=False, highlight=False)
+        self.thinking = True
+
+    def _print(self, text: str, style: str) -> None:
+        self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+
+    def _freeze(self) -> None:
+        """Stop redrawing the streamed answer: it is printed once more, in full, and left as it is."""
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+        self.text = ""
+
+    def _end_thinking(self) -> None:
+        if self.thinking:
+            self.console.print()
+            self.thinking = False
+
+    def close(self) -> None:
+        """End whatever is streaming. Safe to call at any time, twice, or after an interrupt."""
+        self._freeze()
+        self._end_thinking()

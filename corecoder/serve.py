@@ -1,0 +1,299 @@
+"""A loopback OpenAI-compatible server that replays a script: the real client, offline.
+
+ScriptedLLM stands in for the client; this stands in for the provider, so the real
+`openai` client, streaming included, runs with no key and no network, and meets the
+ways real providers misbehave: rate limits, dropped streams, refused parameters, tool
+calls streamed in odd shapes. Each request consumes one turn of ScriptedLLM's script
+format; server-only keys: "fault" (FAULTS) and "retry_after", "quirk" (QUIRKS), "reasoning_field".
+
+    with ScriptServer(["hello"], reject=("stream_options",)) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x")
+
+From a shell: python -m corecoder.serve SCRIPT.json [--port N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from .messages import IllegalHistory, Reply, Usage, check_history
+from .scripted import ScriptError, parse_turn
+
+
+def _error(message: str, type_: str = "invalid_request_error", param: str | None = None, code: str | None = None):
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+FAULTS = {  # fault -> (HTTP status, error body); "drop" has no body: the connection just dies
+    "rate_limit": (429, _error("Rate limit reached for requests.", "rate_limit_error", code="rate_limit_exceeded")),
+    "server_error": (500, _error("The server had an error while processing your request.", "server_error")),
+    "overloaded": (529, _error("Overloaded", "overloaded_error")),
+    "context_length": (400, _error("This model's maximum context length is 8192 tokens. However, your messages "
+                                   "resulted in 9000 tokens. Please reduce the length of the messages.",
+                                   param="messages", code="context_length_exceeded")),
+    "auth": (401, _error("Incorrect API key provided", code="invalid_api_key")),
+    "bad_request": (400, _error("Bad request")),
+    "drop": (None, None),
+}
+QUIRKS = ("standard", "repeat_first", "shared_index", "null_index", "stray_index", "whole", "id_every_chunk")
+REASONING_FIELDS = ("reasoning_content", "reasoning", "think_tags")
+FRAGMENT = 7  # characters of tool-call arguments per streamed chunk: small, so reassembly is exercised
+
+
+class ScriptServer:
+    """Serves a script on 127.0.0.1 from a background thread; use it as a context manager."""
+
+    def __init__(self, turns: list | str | Path, reject=(), model: str | None = None, port: int = 0):
+        if isinstance(turns, (str, Path)):  # a file, as ScriptedLLM.from_json reads it: [turns] or {model, turns}
+            data = json.loads(Path(turns).read_text(encoding="utf-8"))
+            turns, model = (data["turns"], model or data.get("model")) if isinstance(data, dict) else (data, model)
+        self.turns = [(parse_turn(t, i), _server_keys(t, i)) for i, t in enumerate(turns)]
+        self.model = model or "scripted"
+        self.reject = frozenset(reject)
+        self.port = port
+        self.requests: list[dict] = []
+        self._served = 0  # chat requests that reached the script, faults included
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> ScriptServer:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), _Handler)
+        self._httpd.block_on_close = False  # never wait on a client that keeps its socket open
+        self._httpd.script = self
+        self.port = self._httpd.server_address[1]
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},  # close() waits a poll
+                         daemon=True, name="corecoder-serve").start()
+        return self
+
+    def close(self) -> None:
+        if self._httpd:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> ScriptServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def record(self, method: str, path: str, body) -> None:
+        stream = isinstance(body, dict) and bool(body.get("stream"))
+        with self._lock:
+            self.requests.append({"method": method, "path": path, "body": body, "stream": stream})
+
+    def next_turn(self) -> tuple[int, Reply | None, dict]:
+        """The request's number and its turn; (n, None, {}) once the script has run out."""
+        with self._lock:
+            self._served += 1
+            n = self._served
+        return (n, *self.turns[n - 1]) if n <= len(self.turns) else (n, None, {})
+
+
+def _server_keys(turn, index: int) -> dict:
+    """The turn's server-only keys, checked now so that a typo fails at once, not mid-test."""
+    turn = turn if isinstance(turn, dict) else {}
+    keys = {k: turn[k] for k in ("fault", "retry_after", "quirk", "reasoning_field") if k in turn}
+    for key, allowed in (("fault", FAULTS), ("quirk", QUIRKS), ("reasoning_field", REASONING_FIELDS)):
+        if key in keys and keys[key] not in allowed:
+            raise ScriptError(f"turn {index + 1}: {key} {keys[key]!r} is not one of {', '.join(allowed)}")
+    return keys
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # chunked streams, so a dropped stream is visibly incomplete
+
+    def log_message(self, format, *args) -> None:  # quiet: tests and notebooks own stderr
+        pass
+
+    def do_GET(self) -> None:
+        script = self.server.script
+        script.record("GET", self.path, None)
+        if self.path.split("?")[0].rstrip("/") != "/v1/models":
+            return self._not_found("GET")
+        model = {"id": script.model, "object": "model", "owned_by": "corecoder"}
+        self._send_json(200, {"object": "list", "data": [model]})
+
+    def do_POST(self) -> None:
+        script = self.server.script
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        script.record("POST", self.path, body)
+        if self.path.split("?")[0] != "/v1/chat/completions":
+            return self._not_found("POST")
+        problem = _invalid(body, script.reject)
+        if problem:  # refused before the script is touched: the turn is still there for the next try
+            return self._send_json(400, problem)
+        n, reply, keys = script.next_turn()
+        if reply is None:
+            message = f"the script has {len(script.turns)} turns but request {n} was made"
+            return self._send_json(400, _error(message, code="script_exhausted"))
+        self._answer(body, n, reply, keys)
+
+    def _answer(self, body: dict, n: int, reply: Reply, keys: dict) -> None:
+        fault, stream = keys.get("fault"), bool(body.get("stream"))
+        if fault == "drop" and not stream:
+            self.close_connection = True  # no status line, nothing: the client sees the socket close
+            return
+        if fault and fault != "drop":
+            status, error = FAULTS[fault]
+            retry = {"Retry-After": str(keys.get("retry_after", 0))} if fault == "rate_limit" else {}
+            return self._send_json(status, error, retry)
+        cid, model = f"chatcmpl-scripted-{n}", body.get("model") or self.server.script.model
+        if not stream:
+            return self._send_json(200, completion(reply, keys, model, cid, _usage(reply, body)))
+        chunks = stream_chunks(reply, keys, model, cid)
+        if fault == "drop":
+            return self._send_stream(chunks[: max(1, len(chunks) // 2)], done=False)
+        if (body.get("stream_options") or {}).get("include_usage"):
+            chunks.append({**_chunk_head(cid, model), "choices": [], "usage": _usage(reply, body)})
+        self._send_stream(chunks, done=True)
+
+    def _send_head(self, status: int, headers: dict) -> None:
+        self.send_response(status)
+        for name, value in {**headers, "Connection": "close"}.items():  # one request a connection: no idle sockets
+            self.send_header(name, value)
+        self.end_headers()
+
+    def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self._send_head(status, {"Content-Type": "application/json", "Content-Length": str(len(data)),
+                                 **(headers or {})})
+        self.wfile.write(data)
+
+    def _send_stream(self, chunks: list[dict], done: bool) -> None:
+        """Server-sent events in HTTP chunks; without `done` the body is cut off mid-stream."""
+        self._send_head(200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                              "Transfer-Encoding": "chunked"})
+        for event in [json.dumps(c) for c in chunks] + (["[DONE]"] if done else []):
+            data = f"data: {event}\n\n".encode()
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        if done:
+            self.wfile.write(b"0\r\n\r\n")
+
+    def _not_found(self, method: str) -> None:
+        self._send_json(404, _error(f"Invalid URL ({method} {self.path})"))
+
+
+def _invalid(body, reject: frozenset) -> dict | None:
+    """The 400 a real provider would answer before looking at the conversation, if any."""
+    if not isinstance(body, dict):
+        return _error("We could not parse the JSON body of your request.")
+    refused = sorted(reject & set(body))
+    if refused:
+        return _rejection(refused[0], body[refused[0]])
+    if not isinstance(body.get("messages"), list):
+        return _error("Missing required parameter: 'messages'.", param="messages")
+    try:
+        check_history(body["messages"])
+    except IllegalHistory as e:
+        return _error(str(e), param="messages")
+    return None
+
+
+def _rejection(name: str, value) -> dict:
+    """A parameter this provider refuses, worded the way the real ones word it."""
+    if name == "max_tokens":
+        return _error("Unsupported parameter: 'max_tokens' is not supported with this model. "
+                      "Use 'max_completion_tokens' instead.", param="max_tokens", code="unsupported_parameter")
+    if name == "temperature":
+        return _error(f"Unsupported value: 'temperature' does not support {value} with this model. "
+                      "Only the default (1) value is supported.", param="temperature", code="unsupported_value")
+    return _error(f"Unrecognized request argument supplied: {name}")
+
+
+def _usage(reply: Reply, body: dict) -> dict:
+    """The turn's usage, or a deterministic estimate at ~4 characters a token."""
+    reply_chars = len(reply.text) + len(reply.reasoning) + sum(len(c.name + c.arguments) for c in reply.tool_calls)
+    usage = reply.usage or Usage(len(json.dumps(body)) // 4, reply_chars // 4)
+    return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": usage.cached_tokens}}
+
+
+def _content(reply: Reply, keys: dict) -> str:
+    if keys.get("reasoning_field") == "think_tags" and reply.reasoning:
+        return f"<think>{reply.reasoning}</think>{reply.text}"
+    return reply.text
+
+
+def completion(reply: Reply, keys: dict, model: str, cid: str, usage: dict) -> dict:
+    """The whole reply as one non-streaming `chat.completion` object."""
+    field = keys.get("reasoning_field", "reasoning_content")
+    message = {"role": "assistant", "content": _content(reply, keys) or (None if reply.tool_calls else "")}
+    if reply.reasoning and field != "think_tags":
+        message[field] = reply.reasoning
+    if reply.tool_calls:
+        message["tool_calls"] = [call.as_dict() for call in reply.tool_calls]
+    finish = "tool_calls" if reply.tool_calls else "stop"
+    choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+    return {"id": cid, "object": "chat.completion", "created": 0, "model": model, "choices": [choice], "usage": usage}
+
+
+def _chunk_head(cid: str, model: str) -> dict:
+    return {"id": cid, "object": "chat.completion.chunk", "created": 0, "model": model}  # created: fixed, for replay
+
+
+def stream_chunks(reply: Reply, keys: dict, model: str, cid: str) -> list[dict]:
+    """The reply as the `chat.completion.chunk`s a provider streams, usage chunk excluded."""
+    field = keys.get("reasoning_field", "reasoning_content")
+    deltas = [{"role": "assistant", "content": ""}]
+    if field != "think_tags":
+        deltas += [{field: word} for word in _words(reply.reasoning)]
+    deltas += [{"content": word} for word in _words(_content(reply, keys))]
+    deltas += [{"tool_calls": [d]} for d in tool_call_deltas(reply, keys.get("quirk", "standard"))]
+    choices = [{"index": 0, "delta": d, "finish_reason": None} for d in deltas]
+    choices.append({"index": 0, "delta": {}, "finish_reason": "tool_calls" if reply.tool_calls else "stop"})
+    return [{**_chunk_head(cid, model), "choices": [c]} for c in choices]
+
+
+def _words(text: str) -> list[str]:
+    """Split before every word that follows whitespace: the pieces join back to the exact text."""
+    return [piece for piece in re.split(r"(?<=\s)(?=\S)", text) if piece]
+
+
+def tool_call_deltas(reply: Reply, quirk: str = "standard") -> list[dict]:
+    """Each call's tool-call deltas, shaped the way one family of providers streams them."""
+    deltas = []
+    for i, call in enumerate(reply.tool_calls):
+        index = {"shared_index": 0, "null_index": None}.get(quirk, i)
+        head = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        if quirk == "whole":
+            deltas.append({**head, "function": {"name": call.name, "arguments": call.arguments}})
+            continue
+        deltas += [head, dict(head)] if quirk == "repeat_first" else [head]
+        fragments = [call.arguments[k:k + FRAGMENT] for k in range(0, len(call.arguments), FRAGMENT)]
+        for k, fragment in enumerate(fragments):
+            if quirk == "id_every_chunk":
+                deltas.append({**head, "function": {"name": call.name, "arguments": fragment}})
+            else:  # only the first chunk of a call carries its id and name
+                stray = quirk == "stray_index" and k > 0
+                deltas.append({"index": 99 + i if stray else index, "function": {"arguments": fragment}})
+    return deltas
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m corecoder.serve", description=__doc__.splitlines()[0])
+    parser.add_argument("script", help="a JSON script: a list of turns, or {\"model\": ..., \"turns\": [...]}")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    args = parser.parse_args(argv)
+    with ScriptServer(args.script, port=args.port) as server, contextlib.suppress(KeyboardInterrupt):
+        print(server.base_url, flush=True)
+        threading.Event().wait()  # until Ctrl+C
+
+
+if __name__ == "__main__":
+    main()

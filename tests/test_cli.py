@@ -1,0 +1,455 @@
+"""The `corecoder` command: -p end to end over the real client, the REPL and its commands, a real terminal.
+
+Everything is offline: the model is a script, served over loopback HTTP by ScriptServer
+(so the real openai client, streaming and retries included, is exercised) or handed
+to the agent directly as a ScriptedLLM where only the REPL's own behaviour is tested.
+"""
+
+import io
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import Boom, Echo
+from rich.console import Console
+
+from corecoder import Agent, FunctionLLM, ScriptedLLM, check_history
+from corecoder.calls import INTERRUPTED
+from corecoder.cli import NoMutations, Progress, run_once
+from corecoder.config import load_config
+from corecoder.demo import SCRIPT, copy_project
+from corecoder.events import ReasoningDelta, Retrying, TextDelta, UsageReported
+from corecoder.messages import ModelError
+from corecoder.pricing import PRICES, Ledger
+from corecoder.render import Renderer
+from corecoder.repl import HELP, Repl, prompt_session
+from corecoder.serve import ScriptServer
+from corecoder.tools import ReadFile, WriteFile
+
+ANSWER = SCRIPT[-1]
+BUGGY = "    return sum(values) / (len(values) - 1)"
+
+
+def environment(server: ScriptServer | None, home: Path, **extra) -> dict:
+    """The machine's environment without any model settings, then ours: no real key can leak in."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "CORECODER_")) and not k.endswith("_API_KEY")}
+    env.update(CORECODER_HOME=str(home), **extra)
+    if server is not None:
+        env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="x", CORECODER_MODEL="scripted")
+    return env
+
+
+def corecoder(*args, cwd: Path, env: dict, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "corecoder", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=60, **kwargs)
+
+
+def told(server: ScriptServer) -> list[str]:
+    """Every tool result the model was sent, over all requests."""
+    return [m["content"] for r in server.requests if r["body"] for m in r["body"]["messages"] if m["role"] == "tool"]
+
+
+# -p: one task, unattended, against the real client over HTTP
+
+
+def test_p_runs_the_demo_task_end_to_end(tmp_path):
+    project = copy_project(tmp_path)
+    with ScriptServer(SCRIPT) as server:
+        run = corecoder("-p", "fix the failing test", "--yes", cwd=project, env=environment(server, tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == ANSWER + "\n"  # the answer alone: `corecoder -p ... > answer.txt` works
+    assert BUGGY not in (project / "stats.py").read_text()
+    assert "3 of 3 tests passed" in run.stderr  # progress went to stderr
+    assert run.stderr.count("→ ") == 5
+    assert "tokens in" in run.stderr  # the ledger's summary
+    assert "Traceback" not in run.stderr
+
+
+def with_faults(script: list) -> list:
+    """A fault before every real turn: mostly 429s with Retry-After 0, one 500 and one dropped stream."""
+    faults = [{"fault": "rate_limit", "retry_after": 0}] * len(script)
+    faults[1] = {"fault": "server_error"}
+    last = script[-1]
+    faults[-1] = {"fault": "drop", **({"text": last} if isinstance(last, str) else last)}
+    return [turn for pair in zip(faults, script, strict=True) for turn in pair]
+
+
+def test_p_survives_a_fault_before_every_round(tmp_path):
+    project = copy_project(tmp_path)
+    with ScriptServer(with_faults(SCRIPT)) as server:
+        run = corecoder("-p", "fix the failing test", "--yes", cwd=project, env=environment(server, tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == ANSWER + "\n"
+    assert BUGGY not in (project / "stats.py").read_text()
+    assert len(server.requests) == 2 * len(SCRIPT)
+    assert run.stderr.count("retrying in") == len(SCRIPT)
+    assert "retrying in 0.0 s (429" in run.stderr
+    # The answer's first half streamed before the drop; after the retry only the rest is shown.
+    assert run.stderr.count("Fixed: `mean`") == 1 and run.stderr.count("now pass.") == 1
+
+
+def test_p_without_yes_refuses_the_tools_that_change_things(tmp_path):
+    project = copy_project(tmp_path)
+    with ScriptServer(SCRIPT) as server:
+        run = corecoder("-p", "fix the failing test", cwd=project, env=environment(server, tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert BUGGY in (project / "stats.py").read_text()  # unchanged
+    results = told(server)
+    assert "edit_file refused by consent: mutating tools are off in -p mode without --yes" in " ".join(results)
+    assert any(r.startswith("bash refused by consent") for r in results)
+    assert any("def mean" in r for r in results)  # reading and searching still work
+
+
+def test_the_consent_stand_in_refuses_only_mutating_tools():
+    gate = NoMutations()
+    assert gate.name == "consent"
+    assert gate.before(ReadFile(), {"path": "x"}) is None
+    assert "rerun with --yes to allow write_file" in gate.before(WriteFile(), {"path": "x", "content": ""})
+
+
+def test_a_missing_key_is_one_clear_line_not_a_traceback(tmp_path):
+    run = corecoder("-p", "hi", cwd=tmp_path, env=environment(None, tmp_path))
+    assert run.returncode == 1
+    assert "OPENAI_API_KEY" in run.stderr and "--demo" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.stdout == ""
+
+
+def test_a_model_error_exits_1_with_its_message(tmp_path):
+    with ScriptServer([{"fault": "auth"}]) as server:
+        run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path))
+    assert run.returncode == 1
+    assert "rejected the API key (401)" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.stdout == ""
+
+
+def test_ctrl_c_during_a_tool_call_exits_130(tmp_path):
+    script = [{"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 5"}}]}, "never reached"]
+    with ScriptServer(script) as server:
+        proc = subprocess.Popen([sys.executable, "-m", "corecoder", "-p", "wait", "--yes"], cwd=tmp_path,
+                                env=environment(server, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        started = time.monotonic()
+        seen = ""
+        while "→ bash" not in seen:  # the call has started: interrupt it
+            line = proc.stderr.readline()
+            assert line, seen
+            seen += line
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 130, seen + err
+    assert time.monotonic() - started < 4.5  # the sleep was cut short, not waited out
+    assert "interrupted" in err and "Traceback" not in err
+    assert out == ""
+
+
+def test_help_does_not_import_the_heavy_libraries():
+    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "corecoder", "--help"], capture_output=True,
+                         text=True, check=True)
+    assert "--prompt" in run.stdout and "--yes" in run.stdout and "--model" in run.stdout
+    imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines()}
+    assert not imported & {"openai", "rich", "prompt_toolkit"}
+
+
+def test_stopping_at_max_rounds_exits_1_with_the_stop_message(capsys):
+    agent = Agent(ScriptedLLM([{"tool_calls": [{"name": "echo", "arguments": {"text": "x"}}]}]), [Echo()],
+                  max_rounds=1)
+    assert run_once(agent, Ledger(PRICES), "go") == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "stopped after 1 rounds" in err
+
+
+def test_progress_shows_retries_and_marks_reasoning_once():
+    out = io.StringIO()
+    progress = Progress(out)
+    for event in (Retrying(1, 1.234, "429 slow down"), ReasoningDelta("Let me "), ReasoningDelta("think."),
+                  TextDelta("Done.")):
+        progress(event)
+    assert out.getvalue() == "retrying in 1.2 s (429 slow down)\n(thinking) Let me think.\nDone."
+
+
+# The REPL, driven with queued lines and a Console writing to a string
+
+
+class Lines:
+    """A stand-in for PromptSession: hands out queued lines, then Ctrl+D."""
+
+    def __init__(self, *lines):
+        self.lines = list(lines)
+
+    def prompt(self, *args, **kwargs) -> str:
+        if not self.lines:
+            raise EOFError
+        line = self.lines.pop(0)
+        if isinstance(line, BaseException):
+            raise line
+        return line
+
+
+@pytest.fixture
+def repl(tmp_path):
+    """Makes a Repl over `llm` that will read `lines`, and the string its Console writes to."""
+    def make(llm, *lines, tools=None, env=None, cwd=None, **kwargs) -> tuple[Repl, io.StringIO]:
+        cwd = cwd or tmp_path  # outside the repository: no .env of ours is picked up
+        agent = Agent(llm, tools, cwd=cwd)
+        ledger = Ledger(PRICES)
+        agent.subscribe(lambda e: isinstance(e, UsageReported) and ledger.add(e.model, e.usage))
+        out = io.StringIO()
+        console = Console(file=out, width=100, color_system=None)
+        config = load_config(cwd, env or {"OPENAI_API_KEY": "x", "HOME": str(tmp_path)}, model=llm.model)
+        return Repl(agent, ledger, console, Lines(*lines), config, env=env or {}, cwd=cwd, **kwargs), out
+
+    return make
+
+
+def test_a_turn_shows_the_answer_the_tool_calls_and_the_usage(repl):
+    llm = ScriptedLLM([{"text": "Looking.", "tool_calls": [{"name": "echo", "arguments": {"text": "hey"}}],
+                        "usage": {"prompt_tokens": 1000, "completion_tokens": 10}},
+                       {"text": "It says **hey**.", "usage": {"prompt_tokens": 1200, "completion_tokens": 5}}],
+                      model="gpt-4o-mini")
+    shell, out = repl(llm, "say hey", tools=[Echo()])
+    assert shell.run() == 0  # the queued lines ran out: Ctrl+D
+    text = out.getvalue()
+    assert text.index("Looking.") < text.index('→ echo(text="hey")') < text.index("✓ hey") < text.index("It says")
+    assert "It says hey." in text  # rendered as markdown, not raw asterisks
+    assert "2,200 tokens in, 15 out · $0.0003" in text
+    assert "corecoder" in text and "openai/gpt-4o-mini" in text and "/help" in text  # the banner
+
+
+def test_help_lists_every_command(repl):
+    shell, out = repl(ScriptedLLM([]), "/help")
+    shell.run()
+    for usage, _ in HELP:
+        assert usage in out.getvalue()
+    assert set(shell.commands) == {"help", "model", "tokens", "compact", "reset", "quit", "exit"}
+
+
+def test_an_unknown_command_never_reaches_the_model(repl):
+    llm = ScriptedLLM([])
+    shell, out = repl(llm, "/frobnicate now")
+    shell.run()
+    assert llm.requests == [] and shell.agent.messages == []
+    assert "unknown command /frobnicate" in out.getvalue() and "/help" in out.getvalue()
+
+
+@pytest.mark.parametrize("word", ["/quit", "/exit", "/QUIT"])
+def test_quit_leaves_without_reading_further(word, repl):
+    session = Lines(word, "never read")
+    shell, _ = repl(ScriptedLLM([]))
+    shell.session = session
+    assert shell.run() == 0
+    assert session.lines == ["never read"]
+
+
+def test_ctrl_c_at_the_prompt_leaves(repl):
+    shell, _ = repl(ScriptedLLM([]), KeyboardInterrupt(), "never read")
+    assert shell.run() == 0
+    assert shell.session.lines == ["never read"]
+
+
+def test_tokens_and_reset(repl):
+    shell, out = repl(ScriptedLLM(["one", "two"]), "hi", "/tokens", "/reset", "again", "/tokens")
+    shell.agent.workspace.todos = [{"content": "x", "status": "pending"}]
+    shell.run()
+    text = out.getvalue()
+    assert "2 messages in the history" in text and "history and todo list cleared" in text
+    assert shell.agent.messages[0]["content"] == "again"  # the reset dropped the first exchange
+    assert len(shell.agent.messages) == 2 and shell.agent.workspace.todos == []
+
+
+def test_compact_says_so_when_the_policy_keeps_everything(repl):
+    shell, out = repl(ScriptedLLM([]), "/compact")
+    shell.run()
+    assert "KeepEverything) keeps the whole history" in out.getvalue()
+
+
+def test_compact_hands_the_focus_to_a_policy_that_can(repl):
+    class Halves:
+        def prepare(self, messages, agent):
+            return messages
+
+        def compact(self, agent, focus):
+            self.focus = focus
+            agent.messages = agent.messages[-2:]
+
+    shell, out = repl(ScriptedLLM(["one", "two"]), "a", "b", "/compact the parser")
+    shell.agent.context = Halves()
+    shell.run()
+    assert shell.agent.context.focus == "the parser"
+    assert "history: 4 → 2 messages" in out.getvalue()
+
+
+def test_ctrl_c_during_a_turn_keeps_the_history_legal_and_the_repl_going(repl):
+    llm = ScriptedLLM([{"tool_calls": [{"name": "echo", "arguments": {"text": "a"}},
+                                       {"name": "boom", "arguments": {"kind": "interrupt"}},
+                                       {"name": "echo", "arguments": {"text": "c"}}]},
+                       "Still here."])
+    shell, out = repl(llm, "go", "are you there?", tools=[Echo(), Boom()])
+    shell.run()
+    check_history(shell.agent.messages)
+    assert "interrupted" in out.getvalue() and "Still here." in out.getvalue()
+    assert len(llm.requests) == 2  # the second line was a new turn on the repaired history
+
+
+def test_a_model_error_is_shown_and_the_repl_carries_on(repl):
+    def fails_once(messages, tools):
+        if len(messages) == 2:  # system + the first user message
+            raise ModelError("gave up on the server after 4 attempts")
+        return "Back again."
+
+    shell, out = repl(FunctionLLM(fails_once), "hi", "hi again")
+    shell.run()
+    assert "error: gave up on the server after 4 attempts" in out.getvalue()
+    assert "Back again." in out.getvalue()
+
+
+def test_model_shows_and_switches_the_model_keeping_the_conversation(tmp_path, repl):
+    script = ["First answer.", "Second answer."]
+    with ScriptServer(script, model="scripted") as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x", "CORECODER_HOME": str(tmp_path)}
+        first = load_config(tmp_path, env, model="gpt-4o-mini")
+        from corecoder.cli import connect
+
+        shell, out = repl(connect(first), "hi", "/model", "/model gpt-4o", "and now?", env=env, cwd=tmp_path)
+        shell.run()
+    text = out.getvalue()
+    assert f"model: openai/gpt-4o-mini at {server.base_url}" in text
+    assert "model: openai/gpt-4o (the conversation carries on)" in text
+    assert [r["body"]["model"] for r in server.requests] == ["gpt-4o-mini", "gpt-4o"]
+    assert [m["content"] for m in server.requests[1]["body"]["messages"][1:]] == ["hi", "First answer.", "and now?"]
+    assert shell.ledger.calls == 2 and shell.ledger.cost is not None  # each call at its own model's price
+
+
+def test_a_model_switch_that_cannot_work_keeps_the_current_model(tmp_path, repl):
+    llm = ScriptedLLM([])
+    shell, out = repl(llm, "/model deepseek/deepseek-chat", env={"HOME": str(tmp_path)}, cwd=tmp_path)
+    shell.run()
+    assert "still openai/scripted: no API key for deepseek/deepseek-chat: set DEEPSEEK_API_KEY" in out.getvalue()
+    assert shell.agent.llm is llm and shell.config.label == "openai/scripted"
+
+
+def test_switching_to_a_provider_without_reasoning_in_history_drops_it(tmp_path, repl):
+    shell, _ = repl(ScriptedLLM([]), env={"OPENAI_API_KEY": "x"}, cwd=tmp_path, connect=lambda config: ScriptedLLM([]))
+    shell.agent.messages = [{"role": "user", "content": "hi"},
+                            {"role": "assistant", "content": "", "reasoning_content": "hmm"}]
+    shell.model("gpt-4o")
+    assert "reasoning_content" not in shell.agent.messages[1]
+
+
+# Rendering
+
+
+def stream_markdown(console: Console) -> None:
+    render = Renderer(console, refresh_per_second=50)
+    render(ReasoningDelta("Thinking"))
+    for piece in ("# Title\n\n", "Some ", "*text*", " here."):
+        render(TextDelta(piece))
+        time.sleep(0.03)  # long enough for the live display to redraw in between
+    render.close()
+    render.close()  # closing twice is harmless
+
+
+def test_streamed_markdown_is_redrawn_live_in_a_terminal():
+    out = io.StringIO()
+    stream_markdown(Console(file=out, width=80, force_terminal=True, color_system=None))
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+    assert "Thinking" in text and "Title" in text and "Some text here." in text
+    assert "# Title" not in text and "*text*" not in text  # rendered, not raw
+
+
+def test_streamed_markdown_is_written_once_when_not_a_terminal():
+    out = io.StringIO()
+    stream_markdown(Console(file=out, width=80))
+    assert out.getvalue().count("Some text here.") == 1
+    assert out.getvalue().startswith("Thinking\n")
+
+
+def test_retries_are_shown():
+    out = io.StringIO()
+    Renderer(Console(file=out, width=80))(Retrying(2, 0.5, "500 server error"))
+    assert out.getvalue() == "retrying in 0.5 s (500 server error)\n"
+
+
+# The real line editor, and a real terminal
+
+
+def test_the_prompt_sends_on_enter_and_adds_a_line_on_alt_enter(tmp_path, repl):
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
+        session = prompt_session(tmp_path / "home")
+        keys.send_text("first line\x1b\rsecond line\r")
+        assert session.prompt() == "first line\nsecond line"
+        keys.send_text("hi\r/quit\r")
+        shell, out = repl(ScriptedLLM(["Hello there."]))
+        shell.session = session
+        assert shell.run() == 0
+    assert "Hello there." in out.getvalue()
+    assert "second line" in (tmp_path / "home" / "history").read_text()
+
+
+def read_until(fd: int, pattern: str, seen: bytearray, timeout: float = 15) -> str:
+    """Read a terminal until `pattern` shows up in its text (escape codes removed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", seen.decode(errors="replace"))
+        if re.search(pattern, text):
+            return text
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                seen += os.read(fd, 65536)
+            except OSError:  # the other end closed
+                break
+    raise AssertionError(f"{pattern!r} never appeared in: {seen.decode(errors='replace')!r}")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_the_repl_in_a_real_terminal(tmp_path):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    sleeper = {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 5"}}]}
+    with ScriptServer(["Hello from **the server**.", sleeper, "Back."]) as server:
+        main, child = pty.openpty()
+        fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        env = environment(server, tmp_path, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1")
+        def own_terminal():  # as a shell would: a session of its own, with the pty as its terminal, so ^C signals it
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        proc = subprocess.Popen([sys.executable, "-m", "corecoder"], cwd=tmp_path, env=env, stdin=child,
+                                stdout=child, stderr=child, preexec_fn=own_terminal)
+        os.close(child)
+        seen = bytearray()
+        try:
+            read_until(main, r"/help for commands.*\n.*›", seen)
+            os.write(main, b"hi\r")
+            read_until(main, r"Hello from the server\.[\s\S]*tokens in", seen)
+            os.write(main, b"take your time\r")
+            read_until(main, r"→ bash", seen)
+            os.write(main, b"\x03")  # Ctrl+C, as the terminal sends it: stops the turn, not the REPL
+            read_until(main, r"interrupted", seen, timeout=4)
+            os.write(main, b"still there?\r")
+            read_until(main, r"Back\.", seen)
+            os.write(main, b"/quit\r")
+            assert proc.wait(timeout=10) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            os.close(main)
+    sent = [(m["role"], m["content"]) for m in server.requests[-1]["body"]["messages"][1:]]
+    assert sent[0] == ("user", "hi") and sent[-1] == ("user", "still there?")
+    assert ("tool", INTERRUPTED) in sent

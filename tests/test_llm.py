@@ -1,0 +1,181 @@
+"""The real openai client, against the loopback scripted server: streaming, dialects,
+faults, retries, parameter adaptation and usage. Nothing leaves this machine."""
+
+import pytest
+
+from corecoder import LLM, Agent, ContextTooLong, ModelError, check_history
+from corecoder.events import ReasoningDelta, Retrying, TextDelta
+from corecoder.messages import user
+from corecoder.serve import ScriptServer
+
+GREP = {"name": "grep", "arguments": {"pattern": "def mean", "include": "*.py"}}
+GLOB = {"name": "glob", "arguments": {"pattern": "**/*.md"}}
+TOOLS = [{"type": "function", "function": {"name": "grep", "parameters": {"type": "object"}}}]
+
+
+def client(server, **kw):
+    sleeps = []
+    llm = LLM("scripted", base_url=server.base_url, api_key="x", sleep=sleeps.append, seed=1, **kw)
+    return llm, sleeps
+
+
+def ask(llm, events=None):
+    return llm.chat([user("go")], TOOLS, (events.append if events is not None else None))
+
+
+def test_streamed_text_arrives_in_pieces_and_adds_up():
+    with ScriptServer(["The mean divides by the count, not the count minus one."]) as server:
+        llm, _ = client(server)
+        events = []
+        reply = ask(llm, events)
+    pieces = [e.text for e in events if isinstance(e, TextDelta)]
+    assert len(pieces) > 1
+    assert "".join(pieces) == reply.text == "The mean divides by the count, not the count minus one."
+    assert server.requests[0]["body"]["stream_options"] == {"include_usage": True}
+
+
+def test_usage_comes_from_the_final_chunk():
+    with ScriptServer([{"text": "hi", "usage": {"prompt_tokens": 120, "completion_tokens": 7,
+                                                "cached_tokens": 100}}]) as server:
+        reply = ask(client(server)[0])
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.cached_tokens) == (120, 7, 100)
+
+
+@pytest.mark.parametrize("quirk", ["standard", "repeat_first", "shared_index", "null_index", "stray_index",
+                                   "whole", "id_every_chunk"])
+def test_parallel_tool_calls_are_reassembled_in_every_dialect(quirk):
+    with ScriptServer([{"tool_calls": [GREP, GLOB], "quirk": quirk}]) as server:
+        reply = ask(client(server)[0])
+    assert [(c.name, c.arguments) for c in reply.tool_calls] == [
+        ("grep", '{"pattern": "def mean", "include": "*.py"}'), ("glob", '{"pattern": "**/*.md"}')]
+    assert len({c.id for c in reply.tool_calls}) == 2
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning", "think_tags"])
+def test_reasoning_is_shown_but_kept_out_of_the_history(field):
+    with ScriptServer([{"reasoning": "Check the divisor.", "text": "Found it.", "reasoning_field": field}]) as server:
+        events = []
+        reply = ask(client(server)[0], events)
+    assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == "Check the divisor."
+    assert reply.text == "Found it."
+    assert "reasoning_content" not in reply.message()
+
+
+def test_providers_that_need_reasoning_back_on_tool_call_turns_get_it():
+    with ScriptServer([{"reasoning": "Search first.", "tool_calls": [GREP]}]) as server:
+        reply = ask(client(server, keep_reasoning=True)[0])
+    assert reply.message()["reasoning_content"] == "Search first."
+
+
+def test_malformed_arguments_reach_the_model_as_bad_arguments(tmp_path):
+    turns = [{"tool_calls": [{"name": "grep", "arguments": '{"pattern": "x",'}]}, "ok"]
+    with ScriptServer(turns) as server:
+        agent = Agent(client(server)[0], cwd=tmp_path)
+        agent.chat("go")
+    result = agent.messages[2]["content"]
+    assert result.startswith("bad arguments for grep: the arguments are not valid JSON")
+
+
+def test_a_non_streaming_provider_gives_the_same_reply():
+    turns = [{"reasoning": "hmm", "text": "Looking.", "tool_calls": [GREP, GLOB], "reasoning_field": "think_tags"}]
+    with ScriptServer(turns) as server:
+        events = []
+        reply = ask(client(server, stream=False)[0], events)
+    assert "stream" not in server.requests[0]["body"] or server.requests[0]["body"]["stream"] is False
+    assert (reply.text, reply.reasoning) == ("Looking.", "hmm")
+    assert [c.name for c in reply.tool_calls] == ["grep", "glob"]
+    assert reply.usage is not None
+
+
+def test_a_429_is_retried_after_the_time_the_server_asks_for():
+    with ScriptServer([{"fault": "rate_limit", "retry_after": 2}, "after the wait"]) as server:
+        llm, sleeps = client(server)
+        events = []
+        assert ask(llm, events).text == "after the wait"
+    assert sleeps == [2.0]
+    retry = [e for e in events if isinstance(e, Retrying)]
+    assert retry[0].attempt == 1 and retry[0].reason.startswith("429")
+
+
+@pytest.mark.parametrize("fault", ["server_error", "overloaded"])
+def test_server_errors_are_retried_with_growing_jittered_backoff(fault):
+    with ScriptServer([{"fault": fault}, {"fault": fault}, "ok"]) as server:
+        llm, sleeps = client(server)
+        assert ask(llm).text == "ok"
+    assert len(sleeps) == 2
+    assert 0.5 <= sleeps[0] <= 1.0 and 1.0 <= sleeps[1] <= 2.0
+
+
+def test_retries_are_bounded_and_the_error_says_what_happened():
+    with ScriptServer([{"fault": "server_error"}] * 5) as server:
+        llm, sleeps = client(server, max_attempts=3)
+        with pytest.raises(ModelError, match="gave up .* after 3 attempts: 500"):
+            ask(llm)
+    assert len(sleeps) == 2 and len(server.requests) == 3
+
+
+def test_a_stream_dropped_midway_is_retried_whole_without_showing_text_twice():
+    long = "One two three four five six seven eight nine ten eleven twelve."
+    with ScriptServer([{"fault": "drop", "text": long}, long]) as server:
+        llm, _ = client(server)
+        events = []
+        reply = ask(llm, events)
+    assert reply.text == long
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == long
+    assert any(isinstance(e, Retrying) for e in events)
+
+
+def test_a_provider_that_rejects_stream_options_is_asked_again_without_and_that_is_remembered():
+    with ScriptServer(["first", "second"], reject=("stream_options",)) as server:
+        llm, sleeps = client(server)
+        assert ask(llm).text == "first"
+        assert ask(llm).text == "second"
+    assert [("stream_options" in r["body"]) for r in server.requests if r["path"].endswith("completions")] == [
+        True, False, False]
+    assert sleeps == []
+
+
+def test_max_tokens_becomes_max_completion_tokens_when_the_provider_says_so():
+    with ScriptServer(["ok"], reject=("max_tokens",)) as server:
+        llm, _ = client(server, max_tokens=500)
+        assert ask(llm).text == "ok"
+    assert server.requests[-1]["body"]["max_completion_tokens"] == 500
+
+
+def test_temperature_is_dropped_when_the_provider_refuses_it():
+    with ScriptServer(["ok"], reject=("temperature",)) as server:
+        llm, _ = client(server, temperature=0.2)
+        assert ask(llm).text == "ok"
+    assert "temperature" not in server.requests[-1]["body"]
+
+
+def test_a_bad_key_is_not_retried_and_the_message_says_what_to_set():
+    with ScriptServer([{"fault": "auth"}]) as server:
+        llm, sleeps = client(server)
+        with pytest.raises(ModelError, match="rejected the API key .*OPENAI_API_KEY"):
+            ask(llm)
+    assert sleeps == []
+
+
+def test_a_context_overflow_is_its_own_error_so_the_agent_can_compact():
+    with ScriptServer([{"fault": "context_length"}]) as server:
+        with pytest.raises(ContextTooLong, match="context window"):
+            ask(client(server)[0])
+
+
+def test_an_unreachable_server_fails_with_a_clear_error_after_retries():
+    llm = LLM("m", base_url="http://127.0.0.1:9/v1", api_key="x", sleep=lambda s: None, max_attempts=2)
+    with pytest.raises(ModelError, match="gave up on http://127.0.0.1:9/v1 after 2 attempts"):
+        ask(llm)
+
+
+def test_the_agent_runs_through_the_real_client_and_every_request_is_legal(tmp_path):
+    (tmp_path / "stats.py").write_text("def mean(values):\n    return sum(values) / len(values)\n")
+    turns = [{"fault": "rate_limit"}, {"tool_calls": [GREP], "quirk": "shared_index"},
+             {"fault": "drop", "text": "Found it in stats.py, all fine."}, "Found it in stats.py, all fine."]
+    with ScriptServer(turns) as server:
+        agent = Agent(client(server)[0], cwd=tmp_path)
+        assert agent.chat("where is mean?") == "Found it in stats.py, all fine."
+    assert agent.messages[2]["content"] == "stats.py:1: def mean(values):"
+    for request in server.requests:
+        check_history(request["body"]["messages"])
