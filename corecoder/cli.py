@@ -18,7 +18,7 @@ from pathlib import Path
 from . import __version__
 from .agent import Agent
 from .calls import Gate
-from .events import Finished, ReasoningDelta, Retrying, TextDelta, UsageReported
+from .events import Finished, UsageReported
 from .messages import IllegalHistory, ModelError
 from .scripted import ScriptError
 from .trace import Printer
@@ -99,29 +99,9 @@ class NoMutations(Gate):
         return None
 
 
-class Progress(Printer):
-    """The plain Printer, plus retries, and reasoning marked once per stretch rather than per piece."""
-
-    def __init__(self, out=None):
-        super().__init__(out)
-        self.thinking = False
-
-    def __call__(self, event) -> None:
-        if isinstance(event, Retrying):
-            self.line(f"retrying in {event.delay:.1f} s ({event.reason})")
-        elif isinstance(event, ReasoningDelta):
-            self._stream(event.text if self.thinking else f"(thinking) {event.text}")
-            self.thinking = True
-        else:
-            if self.thinking and isinstance(event, TextDelta):
-                self.line("")  # the answer starts on a line of its own
-            self.thinking = False
-            super().__call__(event)
-
-
 def run_once(agent: Agent, ledger, prompt: str) -> int:
     """One task, unattended. Exit status: 0 answered, 1 failed or gave up, 130 interrupted."""
-    progress = agent.subscribe(Progress(sys.stderr))
+    progress = agent.subscribe(Printer(sys.stderr))
     endings: list[str] = []
     agent.subscribe(lambda event: isinstance(event, Finished) and endings.append(event.reason))
     try:

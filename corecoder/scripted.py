@@ -9,9 +9,15 @@ string (the final answer) or a dict:
      "usage": {"prompt_tokens": 812, "completion_tokens": 40}}
 
 `arguments` may also be a raw string, to script malformed JSON. Call ids default
-to "call_<turn>_<n>". ScriptedLLM and FunctionLLM have the same `chat` method as the
-real client (corecoder.llm), check every history they are handed the way the API
-would, and record every request so tests can assert on what the model was sent.
+to "call_<turn>_<n>". A turn may also script a fault, {"fault": "rate_limit"}: here a
+passing fault (rate_limit, server_error, overloaded, drop) is skipped as a retrying
+client would skip it, and a lasting one (auth, bad_request, context_length) raises
+the error the real client raises. The loopback server (serve.py) reads the same
+keys, plus the streaming dialect ("quirk") and where reasoning goes.
+
+ScriptedLLM and FunctionLLM have the same `chat` method as the real client
+(corecoder.llm), check every history they are handed the way the API would, and
+record every request so tests can assert on what the model was sent.
 """
 
 from __future__ import annotations
@@ -21,8 +27,15 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from .events import ReasoningDelta, TextDelta
-from .messages import IllegalHistory, Reply, ToolCall, Usage, check_history
+from .events import ReasoningDelta, Retrying, TextDelta
+from .messages import ContextTooLong, IllegalHistory, ModelError, Reply, ToolCall, Usage, check_history
+
+PASSING_FAULTS = ("rate_limit", "server_error", "overloaded", "drop")
+LASTING_FAULTS = {
+    "auth": lambda: ModelError("the provider rejected the API key (401, scripted)"),
+    "bad_request": lambda: ModelError("the provider refused the request (400, scripted)"),
+    "context_length": lambda: ContextTooLong("the request is longer than the context window (scripted)"),
+}
 
 
 class ScriptError(RuntimeError):
@@ -37,7 +50,9 @@ def parse_turn(turn, index: int) -> Reply:
         return Reply(text=turn)
     if not isinstance(turn, dict):
         raise ScriptError(f"turn {index + 1}: expected a string or a dict, got {type(turn).__name__}")
-    server_keys = {"fault", "retry_after", "quirk", "reasoning_field"}  # read only by corecoder.serve
+    if turn.get("fault") and turn["fault"] not in (*PASSING_FAULTS, *LASTING_FAULTS):
+        raise ScriptError(f"turn {index + 1}: unknown fault {turn['fault']!r}")
+    server_keys = {"fault", "retry_after", "quirk", "reasoning_field"}  # streaming details: serve.py
     unknown = set(turn) - {"text", "reasoning", "tool_calls", "usage"} - server_keys
     if unknown:
         raise ScriptError(f"turn {index + 1}: unknown keys {sorted(unknown)}")
@@ -87,6 +102,8 @@ class ScriptedLLM(_Recorder):
         super().__init__()
         self.model = model
         self.turns = [parse_turn(t, i) for i, t in enumerate(turns)]
+        self.faults = [t.get("fault") if isinstance(t, dict) else None for t in turns]
+        self.position = 0  # the next turn to play
 
     @classmethod
     def from_json(cls, path: str | Path) -> ScriptedLLM:
@@ -96,14 +113,21 @@ class ScriptedLLM(_Recorder):
 
     def chat(self, messages: list[dict], tools: list[dict] | None = None, emit: Callable | None = None) -> Reply:
         self._receive(messages, tools)
-        n = len(self.requests)
-        if n > len(self.turns):
-            last = messages[-1] if messages else {}
-            raise ScriptError(
-                f"the script has {len(self.turns)} turns but call {n} was made; "
-                f"the last message was {last.get('role')}: {str(last.get('content'))[:200]!r}"
-            )
-        return self._stream(self.turns[n - 1], emit)
+        while True:
+            if self.position >= len(self.turns):
+                last = messages[-1] if messages else {}
+                raise ScriptError(
+                    f"the script has {len(self.turns)} turns and all were used by call {len(self.requests)}; "
+                    f"the last message was {last.get('role')}: {str(last.get('content'))[:200]!r}"
+                )
+            reply, fault = self.turns[self.position], self.faults[self.position]
+            self.position += 1
+            if fault in LASTING_FAULTS:
+                raise LASTING_FAULTS[fault]()
+            if not fault:
+                return self._stream(reply, emit)
+            if emit:
+                emit(Retrying(self.position, 0.0, f"scripted {fault}"))
 
 
 class FunctionLLM(_Recorder):

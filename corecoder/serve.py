@@ -104,7 +104,7 @@ def _server_keys(turn, index: int) -> dict:
     """The turn's server-only keys, checked now so that a typo fails at once, not mid-test."""
     turn = turn if isinstance(turn, dict) else {}
     keys = {k: turn[k] for k in ("fault", "retry_after", "quirk", "reasoning_field") if k in turn}
-    for key, allowed in (("fault", FAULTS), ("quirk", QUIRKS), ("reasoning_field", REASONING_FIELDS)):
+    for key, allowed in (("quirk", QUIRKS), ("reasoning_field", REASONING_FIELDS)):  # faults: parse_turn
         if key in keys and keys[key] not in allowed:
             raise ScriptError(f"turn {index + 1}: {key} {keys[key]!r} is not one of {', '.join(allowed)}")
     return keys

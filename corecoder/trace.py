@@ -10,7 +10,7 @@ import json
 import sys
 from typing import TextIO
 
-from .events import Finished, ReasoningDelta, RoundStarted, TextDelta, ToolCallFinished, ToolCallStarted
+from .events import Finished, ReasoningDelta, Retrying, RoundStarted, TextDelta, ToolCallFinished, ToolCallStarted
 
 MARKS = {"ok": "✓", "interrupted": "⏹"}
 
@@ -41,10 +41,20 @@ class Printer:
         self.out = out
         self.result_lines = result_lines
         self.mid_line = False  # inside streamed text that has not ended with a newline
+        self.thinking = False  # inside a stretch of streamed reasoning
 
     def __call__(self, event) -> None:
-        if isinstance(event, (TextDelta, ReasoningDelta)):
-            self._stream(event.text if isinstance(event, TextDelta) else f"(thinking) {event.text}")
+        if isinstance(event, ReasoningDelta):
+            self._stream(event.text if self.thinking else f"(thinking) {event.text}")
+            self.thinking = True
+            return
+        if self.thinking:
+            self.line("")  # what follows reasoning starts on a line of its own
+            self.thinking = False
+        if isinstance(event, TextDelta):
+            self._stream(event.text)
+        elif isinstance(event, Retrying):
+            self.line(f"retrying in {event.delay:.1f} s ({event.reason})")
         elif isinstance(event, RoundStarted):
             self.line(f"── round {event.round}")
         elif isinstance(event, ToolCallStarted):

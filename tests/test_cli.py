@@ -21,7 +21,7 @@ from rich.console import Console
 
 from corecoder import Agent, FunctionLLM, ScriptedLLM, check_history
 from corecoder.calls import INTERRUPTED
-from corecoder.cli import NoMutations, Progress, run_once
+from corecoder.cli import NoMutations, run_once
 from corecoder.config import load_config
 from corecoder.demo import SCRIPT, copy_project
 from corecoder.events import ReasoningDelta, Retrying, TextDelta, UsageReported
@@ -31,6 +31,7 @@ from corecoder.render import Renderer
 from corecoder.repl import HELP, Repl, prompt_session
 from corecoder.serve import ScriptServer
 from corecoder.tools import ReadFile, WriteFile
+from corecoder.trace import Printer
 
 ANSWER = SCRIPT[-1]
 BUGGY = "    return sum(values) / (len(values) - 1)"
@@ -170,7 +171,7 @@ def test_stopping_at_max_rounds_exits_1_with_the_stop_message(capsys):
 
 def test_progress_shows_retries_and_marks_reasoning_once():
     out = io.StringIO()
-    progress = Progress(out)
+    progress = Printer(out)
     for event in (Retrying(1, 1.234, "429 slow down"), ReasoningDelta("Let me "), ReasoningDelta("think."),
                   TextDelta("Done.")):
         progress(event)

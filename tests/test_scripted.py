@@ -29,7 +29,7 @@ def test_recorded_requests_are_copies_not_live_references():
 def test_running_out_of_turns_names_the_call_and_the_last_message():
     llm = ScriptedLLM(["only"])
     llm.chat([user("a")])
-    with pytest.raises(ScriptError, match=r"the script has 1 turns but call 2 was made.*user: 'again'"):
+    with pytest.raises(ScriptError, match=r"the script has 1 turns and all were used by call 2.*user: 'again'"):
         llm.chat([user("a"), assistant("only"), user("again")])
 
 
@@ -76,3 +76,21 @@ def test_a_function_model_computes_each_reply_from_the_messages():
     assert llm.chat([user("ping")]).text == "you said ping"
     with pytest.raises(IllegalHistory):
         llm.chat([tool_result("x", "1")])
+
+
+def test_passing_faults_are_skipped_as_a_retrying_client_would_and_reported():
+    events = []
+    llm = ScriptedLLM([{"fault": "rate_limit"}, {"fault": "drop", "text": "par"}, "whole"])
+    assert llm.chat([user("a")], emit=events.append).text == "whole"
+    assert [type(e).__name__ for e in events] == ["Retrying", "Retrying", "TextDelta"]
+
+
+def test_lasting_faults_raise_what_the_real_client_raises():
+    from corecoder import ContextTooLong, ModelError
+
+    with pytest.raises(ModelError, match="API key"):
+        ScriptedLLM([{"fault": "auth"}]).chat([user("a")])
+    with pytest.raises(ContextTooLong):
+        ScriptedLLM([{"fault": "context_length"}]).chat([user("a")])
+    with pytest.raises(ScriptError, match="unknown fault 'teapot'"):
+        ScriptedLLM([{"fault": "teapot"}])

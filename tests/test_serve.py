@@ -345,7 +345,7 @@ def test_a_script_file_is_read_like_scripted_llm_reads_it(tmp_path):
 
 
 def test_script_mistakes_fail_when_the_server_is_built():
-    for turn, problem in [({"fault": "timeout"}, "fault 'timeout' is not one of"),
+    for turn, problem in [({"fault": "timeout"}, "unknown fault 'timeout'"),
                           ({"quirk": "odd"}, "quirk 'odd' is not one of"),
                           ({"reasoning_field": "thoughts"}, "reasoning_field 'thoughts' is not one of"),
                           ({"faults": "drop"}, "unknown keys")]:
@@ -381,3 +381,10 @@ def test_the_command_line_prints_the_url_and_serves_until_stopped(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=5)
+
+
+def test_the_server_and_the_scripted_model_know_the_same_faults():
+    from corecoder.scripted import LASTING_FAULTS, PASSING_FAULTS
+    from corecoder.serve import FAULTS
+
+    assert set(FAULTS) == {*PASSING_FAULTS, *LASTING_FAULTS}
