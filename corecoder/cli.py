@@ -18,7 +18,8 @@ from pathlib import Path
 from . import __version__
 from .agent import Agent
 from .calls import Gate
-from .events import Finished, UsageReported
+from .context import Compactor
+from .events import Finished, UsageReported, WorkerEvent
 from .messages import IllegalHistory, ModelError
 from .scripted import ScriptError
 from .trace import Printer
@@ -71,8 +72,9 @@ def start(model: str | None, gates: list[Gate] = ()):
     config = load_config(Path.cwd(), os.environ, model=model)
     require_key(config)
     ledger = Ledger(load_prices(config.home))
-    agent = Agent(connect(config), cwd=Path.cwd(), gates=list(gates))
-    agent.subscribe(lambda event: isinstance(event, UsageReported) and ledger.add(event.model, event.usage))
+    agent = Agent(connect(config), cwd=Path.cwd(), gates=list(gates),
+                  context=Compactor(window=config.context_window))
+    agent.subscribe(lambda event: count_usage(ledger, event))
     return config, agent, ledger
 
 
@@ -80,8 +82,16 @@ def connect(config):
     """The real client for a config: how the CLI starts, and how /model switches."""
     from .llm import LLM
 
-    return LLM(config.model, base_url=config.base_url, api_key=config.api_key, stream=config.provider.stream,
+    return LLM(config.model, base_url=config.base_url, api_key=config.api_key, stream=config.stream,
                keep_reasoning=config.provider.reasoning_in_history)
+
+
+def count_usage(ledger, event) -> None:
+    """Every model call's usage, the sub-agents' included, priced at its own model's rate."""
+    while isinstance(event, WorkerEvent):
+        event = event.event
+    if isinstance(event, UsageReported):
+        ledger.add(event.model, event.usage)
 
 
 class NoMutations(Gate):

@@ -60,6 +60,7 @@ class Config:
     api_key: str | None
     home: Path  # where sessions and pricing.json live; created by whoever first writes there
     context_window: int | None = None
+    stream: bool = True  # CORECODER_STREAM=0 for a server that can't stream
 
     @property
     def label(self) -> str:
@@ -132,6 +133,7 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
         api_key=_api_key(settings, provider, override is not None),
         home=_home(settings),
         context_window=_context_window(settings),
+        stream=provider.stream and _get(settings, "CORECODER_STREAM") not in ("0", "false", "no", "off"),
     )
 
 

@@ -1,10 +1,162 @@
-"""What the model is sent each round. Chapter 1 sends everything; chapter 4 compacts."""
+"""What the model is sent each round, kept inside the model's context window.
+
+A long session outgrows any window, and everything in the history is re-sent on
+every round. So before each round the context policy looks at the estimated size
+(tokens.py) and, past a threshold, compacts in up to three tiers:
+
+    1. trim   (default at 50 %) long old tool outputs shrink to head and tail, in
+              place. No model call: cheap, and what goes is what matters least.
+    2. summarize (70 %) older turns become one structured summary written by the
+              model; recent turns stay word for word.
+    3. reset  (90 %) an emergency: the summary and the latest turn only.
+
+A cut never separates a tool call from its results: cuts fall only where a turn
+begins, and the legality check runs after every tier. If summarizing fails, the
+oldest turns are dropped with a note instead. The todo list lives in the system
+prompt, so compaction cannot lose it.
+"""
 
 from __future__ import annotations
 
+from .events import Compacted, UsageReported
+from .messages import check_history, system, user
+from .tokens import Estimate, tools_tokens, window_for
+
+SUMMARY_PROMPT = """\
+You are compacting a coding agent's conversation so the work can go on in a smaller context.
+Write a summary the agent can continue from, with these headings:
+Goal: what the user asked for, in their words where it matters.
+Decisions: what was decided or learned, and why.
+Files: each file read, created or changed, and what changed.
+Open todos: what is left to do.
+Errors: errors seen and whether they were fixed.
+Be specific (names, paths, commands); leave out chatter."""
+
 
 class KeepEverything:
-    """The context seam's simplest policy: the history goes out as it is."""
+    """The simplest policy: the history goes out as it is (chapter 1)."""
 
-    def prepare(self, messages: list[dict], agent) -> list[dict]:
+    def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]:
         return messages
+
+
+class Compactor:
+    """The three-tier policy. One instance serves one agent (it listens to its usage)."""
+
+    def __init__(self, window: int | None = None, tiers: tuple[float, float, float] = (0.5, 0.7, 0.9),
+                 keep_recent: int = 8, trim_over: int = 2_000):
+        self.window = window  # None: from the model's name (tokens.window_for)
+        self.tiers = tiers
+        self.keep_recent = keep_recent  # messages a summary keeps word for word
+        self.trim_over = trim_over  # tier 1 trims old tool outputs longer than this many characters
+        self.estimate = Estimate()
+        self.sent = 0  # history messages in the request being made: what a usage report measures
+        self.agent = None
+        self.summarizing = False
+
+    def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]:
+        """Called before every model call; `overflow` when the provider said it was too long."""
+        self._listen(agent)
+        window = self.window or window_for(agent.llm.model)
+        trim, summarize, reset = (window * t for t in self.tiers)
+        size = self.estimate.of(messages, self._overhead(agent))
+        if size >= trim or overflow:
+            messages = self._trim(agent, messages, size)
+            size = self.estimate.of(messages, self._overhead(agent))
+        if size >= summarize or overflow:
+            messages = self._summarize(agent, messages, size, reset=size >= reset or overflow)
+        self.sent = len(messages)
+        return messages
+
+    def compact(self, agent, focus: str | None = None) -> Compacted:
+        """`/compact [focus]`: summarize now, whatever the size."""
+        self._listen(agent)
+        before = self.estimate.of(agent.messages, self._overhead(agent))
+        agent.messages = self._summarize(agent, agent.messages, before, focus=focus)
+        return Compacted("summarize", before, self.estimate.of(agent.messages, self._overhead(agent)))
+
+    # tier 1
+
+    def _trim(self, agent, messages: list[dict], size: int) -> list[dict]:
+        old = max(0, len(messages) - self.keep_recent)
+        long = [i for i in range(old) if messages[i]["role"] == "tool" and len(messages[i]["content"]) > self.trim_over]
+        if not long:
+            return messages
+        trimmed = list(messages)
+        for i in long:
+            trimmed[i] = {**messages[i], "content": head_and_tail(messages[i]["content"])}
+        return self._replace(agent, "trim", messages, trimmed, size)
+
+    # tiers 2 and 3
+
+    def _summarize(self, agent, messages: list[dict], size: int, reset: bool = False,
+                   focus: str | None = None) -> list[dict]:
+        keep = 1 if reset else self.keep_recent  # reset: only the latest turn survives
+        cut = turn_start(messages, len(messages) - keep)
+        if cut <= 0:
+            return messages  # nothing older than what must be kept
+        old, recent = messages[:cut], messages[cut:]
+        try:
+            note = f"[Summary of the earlier conversation, compacted to fit the context window]\n" \
+                   f"{self._ask_for_summary(agent, old, focus)}"
+            tier = "reset" if reset else "summarize"
+        except Exception as e:  # a failed summary must not cost the session: drop instead
+            note = f"[{len(old)} earlier messages were dropped to fit the context window; summarizing failed: {e}]"
+            tier = "drop"
+        return self._replace(agent, tier, messages, [user(note), *recent], size)
+
+    def _ask_for_summary(self, agent, old: list[dict], focus: str | None) -> str:
+        ask = transcript(old)
+        if focus:
+            ask += f"\n\nKeep in particular everything about: {focus}"
+        self.summarizing = True  # its usage report is not about the history's size
+        try:
+            reply = agent.llm.chat([system(SUMMARY_PROMPT), user(ask)], None, agent.emit)
+        finally:
+            self.summarizing = False
+        if not reply.text.strip():
+            raise ValueError("the model returned an empty summary")
+        return reply.text.strip()
+
+    def _replace(self, agent, tier: str, before: list[dict], after: list[dict], size: int) -> list[dict]:
+        check_history(after)
+        self.estimate.forget()  # older messages changed: the last usage report no longer applies
+        agent.emit(Compacted(tier, size, self.estimate.of(after, self._overhead(agent))))
+        return after
+
+    def _overhead(self, agent) -> int:
+        """System prompt and tool schemas: what every request carries besides the history."""
+        return 500 + tools_tokens([t.schema() for t in agent.tools.values()])
+
+    def _listen(self, agent) -> None:
+        if self.agent is not agent:
+            self.agent = agent
+            agent.subscribe(self._observe)
+
+    def _observe(self, event) -> None:
+        if isinstance(event, UsageReported) and not self.summarizing:
+            self.estimate.anchor(self.sent, event.usage.prompt_tokens)
+
+
+def turn_start(messages: list[dict], index: int) -> int:
+    """The nearest index at or before `index` where a turn begins (not a tool result)."""
+    index = max(0, min(index, len(messages)))
+    while 0 < index < len(messages) and messages[index]["role"] == "tool":
+        index -= 1
+    return index
+
+
+def head_and_tail(text: str, head: int = 600, tail: int = 300) -> str:
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[... {cut:,} characters trimmed to save context ...]\n{text[-tail:]}"
+
+
+def transcript(messages: list[dict], each: int = 1_500) -> str:
+    """The old messages as plain text for the summarizer, each one bounded."""
+    lines = []
+    for m in messages:
+        text = (m.get("content") or "")[:each]
+        calls = ", ".join(f"{c['function']['name']}({c['function']['arguments'][:200]})"
+                          for c in m.get("tool_calls") or [])
+        lines.append(f"{m['role']}: {text}" + (f" [called {calls}]" if calls else ""))
+    return "\n".join(lines)

@@ -62,3 +62,20 @@ class Retrying:
     attempt: int
     delay: float
     reason: str
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """The history was compacted: tier is trim, summarize, reset, or drop (summarizing failed)."""
+
+    tier: str
+    tokens_before: int
+    tokens_after: int
+
+
+@dataclass(frozen=True)
+class WorkerEvent:
+    """An event from a sub-agent, passed up to the parent's subscribers, tagged with its name."""
+
+    worker: str
+    event: object

@@ -12,9 +12,12 @@ def atomic_write(path: Path | str, data: bytes | str) -> None:
 
     The bytes go to a temp file in the same directory, are flushed to disk, and
     only then renamed over the target: rename is atomic, so a reader (or a crash)
-    sees the old file or the new one, never a mix. Parent dirs are created.
+    sees the old file or the new one, never a mix. Parent dirs are created; a
+    symlink stays a link and its target gets the new content.
     """
     path = Path(path)
+    if path.is_symlink():  # os.replace would swap the link for a plain file: write where it points
+        path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(data, str):
         data = data.encode("utf-8")

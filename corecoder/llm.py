@@ -128,7 +128,7 @@ class LLM:
 
     def _adapt(self, error: Exception) -> bool:
         """Drop or rename a parameter this provider rejected. True if there was one."""
-        if _status(error) != 400:
+        if _status(error) != 400 or CONTEXT_OVERFLOW.search(_detail(error)):
             return False
         message = str(error)
         if "stream_options" in message and self.stream_options and self.stream:
@@ -154,7 +154,7 @@ class LLM:
     def _explain(self, error: Exception, attempts: int) -> Exception:
         status, detail = _status(error), _detail(error)
         where = self.base_url or "the OpenAI API"
-        if status is None and not _is_transient(error):
+        if status is None and not _is_transient(error) and not type(error).__module__.startswith("openai"):
             return error  # not an API problem: a bug to see as it is
         if status in (401, 403):
             return ModelError(f"{where} rejected the API key ({status}): {detail}. Check OPENAI_API_KEY "
@@ -214,8 +214,9 @@ def _is_transient(error: Exception) -> bool:
     if isinstance(error, StreamDropped):
         return True
     kind = type(error)
-    # APIConnectionError and APITimeoutError, or the transport's own errors when a stream breaks
-    return kind.__name__ in ("APIConnectionError", "APITimeoutError") or kind.__module__.startswith("httpx")
+    # Connection errors and timeouts; an error sent inside the stream (a bare APIError, as
+    # OpenRouter does mid-stream); or the transport's own errors when a stream breaks.
+    return kind.__name__ in ("APIConnectionError", "APITimeoutError", "APIError") or kind.__module__.startswith("httpx")
 
 
 def _retry_after(error: Exception) -> float | None:

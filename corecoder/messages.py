@@ -11,7 +11,7 @@ of that rule; everything that edits a history is tested against it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 def system(text: str) -> dict:
@@ -76,6 +76,24 @@ class ModelError(RuntimeError):
 
 class ContextTooLong(ModelError):
     """The provider says the request is longer than the model's context window."""
+
+
+def unique_ids(calls: list[ToolCall], history: list[dict]) -> list[ToolCall]:
+    """The calls, with a fresh id for any that is missing or already used in the history.
+
+    Some providers send no id, or "call_0" on every turn; the history needs each id once.
+    """
+    used = {c["id"] for m in history for c in m.get("tool_calls") or []}
+    fixed = []
+    for call in calls:
+        if not call.id or call.id in used:
+            n = len(used)
+            while f"call_{n}" in used:
+                n += 1
+            call = replace(call, id=f"call_{n}")
+        used.add(call.id)
+        fixed.append(call)
+    return fixed
 
 
 class IllegalHistory(ValueError):

@@ -11,7 +11,16 @@ rich is imported when a Renderer is made, never when corecoder is imported.
 
 from __future__ import annotations
 
-from .events import Finished, ReasoningDelta, Retrying, TextDelta, ToolCallFinished, ToolCallStarted
+from .events import (
+    Compacted,
+    Finished,
+    ReasoningDelta,
+    Retrying,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    WorkerEvent,
+)
 from .trace import call_line
 
 MARKS = {"ok": ("✓", "green"), "interrupted": ("⏹", "yellow")}  # anything else: ("✗", "red")
@@ -46,6 +55,13 @@ class Renderer:
         elif isinstance(event, Retrying):
             self.close()
             self._print(f"retrying in {event.delay:.1f} s ({event.reason})", "yellow")
+        elif isinstance(event, Compacted):
+            self.close()
+            self._print(f"context compacted ({event.tier}): ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens",
+                        "dim")
+        elif isinstance(event, WorkerEvent) and isinstance(event.event, ToolCallStarted):
+            self.close()  # a sub-agent's steps: one dim line each, so a team's progress shows
+            self._print(f"  [{event.worker}] → {call_line(event.event.call.name, event.event.call.arguments)}", "dim")
         elif isinstance(event, Finished):
             self.close()
             if event.reason == "max_rounds":

@@ -30,7 +30,7 @@ from pathlib import Path
 from .events import ReasoningDelta, Retrying, TextDelta
 from .messages import ContextTooLong, IllegalHistory, ModelError, Reply, ToolCall, Usage, check_history
 
-PASSING_FAULTS = ("rate_limit", "server_error", "overloaded", "drop")
+PASSING_FAULTS = ("rate_limit", "server_error", "overloaded", "drop", "error_event")
 LASTING_FAULTS = {
     "auth": lambda: ModelError("the provider rejected the API key (401, scripted)"),
     "bad_request": lambda: ModelError("the provider refused the request (400, scripted)"),
@@ -57,7 +57,10 @@ def parse_turn(turn, index: int) -> Reply:
     if unknown:
         raise ScriptError(f"turn {index + 1}: unknown keys {sorted(unknown)}")
     calls = [_parse_call(c, index, j) for j, c in enumerate(turn.get("tool_calls") or [])]
-    usage = Usage(**turn["usage"]) if turn.get("usage") else None
+    try:
+        usage = Usage(**turn["usage"]) if turn.get("usage") else None
+    except TypeError as e:
+        raise ScriptError(f"turn {index + 1}: bad usage {turn['usage']}: {e}") from None
     return Reply(turn.get("text") or "", calls, turn.get("reasoning") or "", usage)
 
 

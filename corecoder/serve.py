@@ -39,7 +39,7 @@ FAULTS = {  # fault -> (HTTP status, error body); "drop" has no body: the connec
                                    param="messages", code="context_length_exceeded")),
     "auth": (401, _error("Incorrect API key provided", code="invalid_api_key")),
     "bad_request": (400, _error("Bad request")),
-    "drop": (None, None),
+    "drop": (None, None), "error_event": (None, None),  # these two break the stream itself
 }
 QUIRKS = ("standard", "repeat_first", "shared_index", "null_index", "stray_index", "whole", "id_every_chunk")
 REASONING_FIELDS = ("reasoning_content", "reasoning", "think_tags")
@@ -148,7 +148,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "drop" and not stream:
             self.close_connection = True  # no status line, nothing: the client sees the socket close
             return
-        if fault and fault != "drop":
+        if fault and FAULTS[fault][0]:
             status, error = FAULTS[fault]
             retry = {"Retry-After": str(keys.get("retry_after", 0))} if fault == "rate_limit" else {}
             return self._send_json(status, error, retry)
@@ -156,8 +156,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not stream:
             return self._send_json(200, completion(reply, keys, model, cid, _usage(reply, body)))
         chunks = stream_chunks(reply, keys, model, cid)
-        if fault == "drop":
-            return self._send_stream(chunks[: max(1, len(chunks) // 2)], done=False)
+        if fault in ("drop", "error_event"):  # half the reply, then the socket closes, or an error event
+            mid_stream_error = [_error("Upstream provider error mid-stream", "server_error")] * (fault == "error_event")
+            return self._send_stream(chunks[: max(1, len(chunks) // 2)] + mid_stream_error, done=bool(mid_stream_error))
         if (body.get("stream_options") or {}).get("include_usage"):
             chunks.append({**_chunk_head(cid, model), "choices": [], "usage": _usage(reply, body)})
         self._send_stream(chunks, done=True)

@@ -10,7 +10,17 @@ import json
 import sys
 from typing import TextIO
 
-from .events import Finished, ReasoningDelta, Retrying, RoundStarted, TextDelta, ToolCallFinished, ToolCallStarted
+from .events import (
+    Compacted,
+    Finished,
+    ReasoningDelta,
+    Retrying,
+    RoundStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    WorkerEvent,
+)
 
 MARKS = {"ok": "✓", "interrupted": "⏹"}
 
@@ -55,6 +65,10 @@ class Printer:
             self._stream(event.text)
         elif isinstance(event, Retrying):
             self.line(f"retrying in {event.delay:.1f} s ({event.reason})")
+        elif isinstance(event, Compacted):
+            self.line(f"[context compacted ({event.tier}): ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens]")
+        elif isinstance(event, WorkerEvent) and isinstance(event.event, ToolCallStarted):
+            self.line(f"  [{event.worker}] → {call_line(event.event.call.name, event.event.call.arguments)}")
         elif isinstance(event, RoundStarted):
             self.line(f"── round {event.round}")
         elif isinstance(event, ToolCallStarted):

@@ -7,7 +7,8 @@ in the same notebook never share a working directory or a todo list by accident.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import threading
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 
@@ -15,6 +16,8 @@ from pathlib import Path
 class Workspace:
     cwd: Path = field(default_factory=Path.cwd)
     todos: list[dict] = field(default_factory=list)
+    # Set when the user interrupts calls running in other threads; long tools check it.
+    cancelled: threading.Event = field(default_factory=threading.Event, compare=False, repr=False)
 
     def __post_init__(self):
         self.cwd = Path(self.cwd).resolve()
@@ -29,3 +32,17 @@ class Workspace:
             return str(Path(path).relative_to(self.cwd))
         except ValueError:
             return str(path)
+
+    def fork(self) -> Workspace:
+        """A copy for one of several calls running at once: its own cwd, the same todo list."""
+        return replace(self, cancelled=threading.Event())
+
+    def merge(self, forks: list[Workspace]) -> None:
+        """Take back what the forks changed, in call order: the last change wins, as if in sequence."""
+        for f in fields(self):
+            if not f.compare:
+                continue
+            start = getattr(self, f.name)
+            for fork in forks:
+                if getattr(fork, f.name) != start:
+                    setattr(self, f.name, getattr(fork, f.name))

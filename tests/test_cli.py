@@ -23,6 +23,7 @@ from corecoder import Agent, FunctionLLM, ScriptedLLM, check_history
 from corecoder.calls import INTERRUPTED
 from corecoder.cli import NoMutations, run_once
 from corecoder.config import load_config
+from corecoder.context import KeepEverything
 from corecoder.demo import SCRIPT, copy_project
 from corecoder.events import ReasoningDelta, Retrying, TextDelta, UsageReported
 from corecoder.messages import ModelError
@@ -269,6 +270,7 @@ def test_tokens_and_reset(repl):
 
 def test_compact_says_so_when_the_policy_keeps_everything(repl):
     shell, out = repl(ScriptedLLM([]), "/compact")
+    shell.agent.context = KeepEverything()
     shell.run()
     assert "KeepEverything) keeps the whole history" in out.getvalue()
 

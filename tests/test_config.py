@@ -313,3 +313,9 @@ def test_every_preset_that_needs_a_key_names_one_and_remote_ones_use_https():
 def test_deepseek_and_kimi_keep_reasoning_on_tool_call_turns():
     keep = {name for name, p in PROVIDERS.items() if p.reasoning_in_history}
     assert keep == {"deepseek", "kimi"}
+
+
+def test_streaming_can_be_switched_off_for_a_server_that_cannot_stream(tmp_path):
+    env = {"OPENAI_API_KEY": "x", "HOME": str(tmp_path)}
+    assert load_config(tmp_path, env).stream is True
+    assert load_config(tmp_path, {**env, "CORECODER_STREAM": "0"}).stream is False

@@ -372,3 +372,17 @@ def test_an_edit_and_its_reverse_restore_the_original_bytes(tmp_path_factory, ca
     ws, tool = Workspace(cwd=tmp_path), EditFile()
     tool.run(ws, path="f.txt", old_string=replacement, new_string=original)
     assert (tmp_path / "f.txt").read_bytes() == content
+
+
+def test_an_edit_through_a_symlink_changes_the_target_and_keeps_the_link(tmp_path):
+    (tmp_path / "real.txt").write_text("alpha\nbeta\n")
+    (tmp_path / "link.txt").symlink_to("real.txt")
+    EditFile().run(Workspace(cwd=tmp_path), path="link.txt", old_string="beta", new_string="gamma")
+    assert (tmp_path / "link.txt").is_symlink()
+    assert (tmp_path / "real.txt").read_text() == "alpha\ngamma\n"
+
+
+def test_a_directory_is_refused_with_a_hint(tmp_path):
+    (tmp_path / "src").mkdir()
+    with pytest.raises(ToolError, match="is a directory"):
+        EditFile().run(Workspace(cwd=tmp_path), path="src", old_string="a", new_string="b")

@@ -179,3 +179,13 @@ def test_the_agent_runs_through_the_real_client_and_every_request_is_legal(tmp_p
     assert agent.messages[2]["content"] == "stats.py:1: def mean(values):"
     for request in server.requests:
         check_history(request["body"]["messages"])
+
+
+def test_an_error_sent_inside_the_stream_is_retried_and_then_explained():
+    with ScriptServer([{"fault": "error_event", "text": "half of this and then"}, "recovered"]) as server:
+        llm, sleeps = client(server)
+        assert ask(llm).text == "recovered"
+    assert len(sleeps) == 1
+    with ScriptServer([{"fault": "error_event", "text": "a b c d"}] * 2) as server:
+        with pytest.raises(ModelError, match="gave up .* after 2 attempts"):
+            ask(client(server, max_attempts=2)[0])

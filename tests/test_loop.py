@@ -15,6 +15,7 @@ from corecoder.events import (
     ToolCallStarted,
     UsageReported,
 )
+from corecoder.executor import run_in_order
 
 
 def call(name, **arguments):
@@ -130,7 +131,7 @@ def test_an_interrupt_during_a_model_call_leaves_a_legal_history(tmp_path):
 def test_an_interrupt_during_a_tool_answers_every_pending_call_and_is_reraised(tmp_path):
     turns = [{"tool_calls": [call("echo", text="a"), call("boom", kind="interrupt"), call("echo", text="c")]},
              "resumed"]
-    agent, echo = make(turns, tmp_path=tmp_path)
+    agent, echo = make(turns, tmp_path=tmp_path, executor=run_in_order)  # executor.py tests the parallel one
     events = []
     agent.subscribe(events.append)
     with pytest.raises(KeyboardInterrupt):
@@ -229,3 +230,38 @@ def test_scripted_arguments_are_sent_as_the_json_text_the_model_would_send(tmp_p
     agent.chat("go")
     sent = agent.messages[1]["tool_calls"][0]["function"]["arguments"]
     assert json.loads(sent) == {"text": "é"}
+
+
+def test_repeated_or_missing_call_ids_from_a_provider_are_made_unique(tmp_path):
+    turns = [{"tool_calls": [{"name": "echo", "arguments": {"text": "a"}, "id": "call_0"},
+                             {"name": "echo", "arguments": {"text": "b"}, "id": "call_0"}]},
+             {"tool_calls": [{"name": "echo", "arguments": {"text": "c"}, "id": "call_0"}]}, "done"]
+    agent, _ = make(turns, tmp_path=tmp_path)
+    assert agent.chat("go") == "done"  # the scripted model checks each request like the API would
+    check_history(agent.messages)
+    assert results(agent) == ["a", "b", "c"]
+
+
+def test_a_second_interrupt_during_the_clean_up_still_leaves_a_legal_history(tmp_path):
+    turns = [{"tool_calls": [call("boom", kind="interrupt"), call("echo", text="b")]}, "after"]
+    agent, _ = make(turns, tmp_path=tmp_path, executor=run_in_order)
+
+    def impatient(event):  # the user presses Ctrl+C again while pending calls are answered
+        if isinstance(event, ToolCallFinished) and event.status == "interrupted":
+            raise KeyboardInterrupt
+
+    agent.subscribe(impatient)
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    check_history(agent.messages)
+    assert len(results(agent)) == 2
+
+
+def test_a_model_that_gives_up_ends_the_run_with_an_error_event(tmp_path):
+    agent, _ = make([{"fault": "auth"}], tmp_path=tmp_path)
+    finished = []
+    agent.subscribe(lambda e: isinstance(e, Finished) and finished.append(e))
+    with pytest.raises(Exception, match="API key"):
+        agent.chat("go")
+    assert finished[0].reason == "error"
+    check_history(agent.messages)

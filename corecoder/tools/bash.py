@@ -31,6 +31,7 @@ import shlex
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -116,7 +117,7 @@ class Bash(Tool):
             cwd_file = Path(scratch) / "cwd"
             startup = Path(scratch) / "startup.sh"
             startup.write_text(_startup_script(cwd_file, os.environ.get("BASH_ENV")))
-            out, err, code, ending = _execute(command, ws.cwd, _environment(startup), timeout)
+            out, err, code, ending = _execute(command, ws, _environment(startup), timeout)
             _follow_cd(ws, cwd_file)
         return moved + _report(out, err, code, ending, timeout)
 
@@ -148,11 +149,12 @@ def _environment(startup: Path) -> dict[str, str]:
     return {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "BASH_ENV": str(startup)}
 
 
-def _execute(command: str, cwd: Path, env: dict[str, str], timeout: int) -> tuple[str, str, int, str]:
-    """Run it; return stdout, stderr, exit code and how it ended: "exited", "timeout" or "lingering"."""
+def _execute(command: str, ws: Workspace, env: dict[str, str], timeout: int) -> tuple[str, str, int, str]:
+    """Run it; return stdout, stderr, exit code and how it ended: "exited", "timeout", "cancelled" or
+    "lingering". `ws.cancelled` is set when the user interrupts calls running in other threads."""
     try:
         # A new session also has no controlling terminal, so git & co cannot prompt on /dev/tty.
-        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(["bash", "-c", command], cwd=ws.cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except FileNotFoundError as e:
         raise ToolError("bash is not installed on this machine") from e
@@ -161,8 +163,8 @@ def _execute(command: str, cwd: Path, env: dict[str, str], timeout: int) -> tupl
         pipes.register(proc.stdout, selectors.EVENT_READ, out)
         pipes.register(proc.stderr, selectors.EVENT_READ, err)
         try:
-            ending = _pump(pipes, proc, deadline=time.monotonic() + timeout)
-            if ending == "timeout":
+            ending = _pump(pipes, proc, deadline=time.monotonic() + timeout, cancelled=ws.cancelled)
+            if ending in ("timeout", "cancelled"):
                 _kill_group(proc)
                 _pump(pipes, proc, deadline=time.monotonic() + AFTER_EXIT_SECONDS)  # what was in flight
         finally:
@@ -172,7 +174,8 @@ def _execute(command: str, cwd: Path, env: dict[str, str], timeout: int) -> tupl
     return out.text(), err.text(), code, ending
 
 
-def _pump(pipes: selectors.BaseSelector, proc: subprocess.Popen, deadline: float) -> str:
+def _pump(pipes: selectors.BaseSelector, proc: subprocess.Popen, deadline: float,
+          cancelled: threading.Event | None = None) -> str:
     """Read whatever arrives until both pipes close, the deadline passes, or the shell has
     exited but a background job it left holds the pipes open."""
     exited_at = None
@@ -180,6 +183,8 @@ def _pump(pipes: selectors.BaseSelector, proc: subprocess.Popen, deadline: float
         now = time.monotonic()
         if now >= deadline:
             return "timeout"
+        if cancelled is not None and cancelled.is_set():
+            return "cancelled"
         if exited_at is None and proc.poll() is not None:
             exited_at = now
         if exited_at is not None and now - exited_at > AFTER_EXIT_SECONDS:
@@ -239,7 +244,9 @@ def _report(out: str, err: str, code: int, ending: str, timeout: int) -> str:
     parts = [out.rstrip("\n")] if out.rstrip("\n") else []
     if err.rstrip("\n"):
         parts.append("[stderr]\n" + err.rstrip("\n"))
-    if ending == "timeout":
+    if ending == "cancelled":
+        parts.append("[interrupted by the user: the command and everything it started were killed]")
+    elif ending == "timeout":
         parts.append(f"[timed out after {timeout} s: the command and everything it started were killed]")
     elif code < 0:
         parts.append(f"[killed by signal {signal.Signals(-code).name}]")

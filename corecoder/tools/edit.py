@@ -76,6 +76,8 @@ def _read_text(path: Path, shown: str) -> tuple[str, bool]:
     """The file's text without its BOM, and whether it had one."""
     if not path.exists():
         raise ToolError(f"{shown} does not exist. To create a new file, use write_file.")
+    if path.is_dir():
+        raise ToolError(f"{shown} is a directory; edit_file edits one file (glob lists a directory).")
     data = path.read_bytes()
     if looks_binary(data):
         raise ToolError(f"{shown} looks like a binary file; edit_file only edits text files.")

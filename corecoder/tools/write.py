@@ -36,10 +36,8 @@ class WriteFile(Tool):
         if target.is_dir() or path.endswith("/"):
             raise ToolError(f"{shown} is a directory; give the path of a file inside it")
         existed = target.exists()
-        # os.replace on a symlink would swap the link for a plain file: write where it points.
-        real = target.resolve() if target.is_symlink() else target
         try:
-            atomic_write(real, content)
+            atomic_write(target, content)
         except OSError as e:  # e.g. a parent "directory" that is a file, or no permission
             raise ToolError(f"cannot write {shown}: {e.strerror or e}") from e
         verb = "overwrote" if existed else "created"

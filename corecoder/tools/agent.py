@@ -1,0 +1,82 @@
+"""agent: hand work to sub-agents, one, or a small team working at the same time.
+
+A sub-agent starts with a fresh history, so a broad search or a side task costs the
+parent only the final report, not every file the worker read. Workers share the
+parent's model connection, gates (consent, hooks) and cost accounting, but not its
+history, todo list or cwd. They get every tool but this one: no recursion.
+
+This module doesn't know how to build an agent. It is handed `spawn` when the agent
+is assembled (Agent.worker), so nothing under tools/ imports the agent.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from ..workspace import Workspace
+from .base import Tool, ToolError
+
+MAX_WORKERS = 8
+AT_ONCE = 4
+REPORT_LIMIT = 6_000  # characters of each report the parent sees
+
+Spawn = Callable[[str, str, Workspace, threading.Event], str]  # (name, task, workspace, cancelled) -> report
+
+
+class AgentTool(Tool):
+    name = "agent"
+    description = (
+        "Delegate work to sub-agents with fresh context; you get back only their final reports. Give "
+        "`task` for one sub-agent, or `tasks` (1-8 items of {name, task}) for a team that works at the "
+        f"same time ({AT_ONCE} at once). Each task must be self-contained: the worker sees nothing of this "
+        "conversation. Use it for broad searches or independent pieces of work, not for a single small step."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "task": {"type": "string", "description": "The task for one sub-agent."},
+            "tasks": {
+                "type": "array", "minItems": 1, "maxItems": MAX_WORKERS,
+                "items": {"type": "object", "required": ["name", "task"], "additionalProperties": False,
+                          "properties": {"name": {"type": "string"}, "task": {"type": "string"}}},
+            },
+        },
+        "additionalProperties": False,
+    }
+    mutating = True  # workers may write and run commands
+
+    def __init__(self, spawn: Spawn):
+        self.spawn = spawn
+
+    def run(self, ws: Workspace, task: str | None = None, tasks: list[dict] | None = None) -> str:
+        if (task is None) == (tasks is None):
+            raise ToolError("give exactly one of `task` (one sub-agent) or `tasks` (a team)")
+        if task is not None:
+            return self._report("worker", task, ws, threading.Event())
+        names = [t["name"] for t in tasks]
+        if len(set(names)) != len(names):
+            raise ToolError(f"worker names must be unique, got {names}")
+        return "\n\n".join(f"## {name}\n{report}" for name, report in zip(names, self._team(tasks, ws), strict=True))
+
+    def _team(self, tasks: list[dict], ws: Workspace) -> list[str]:
+        cancelled = threading.Event()
+        pool = ThreadPoolExecutor(min(AT_ONCE, len(tasks)), thread_name_prefix="worker")
+        try:
+            futures = [pool.submit(self._report, t["name"], t["task"], ws, cancelled) for t in tasks]
+            return [f.result() for f in futures]  # input order, whatever order they finish in
+        except BaseException:
+            cancelled.set()  # Ctrl+C: running workers stop at their next model call
+            raise
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _report(self, name: str, task: str, ws: Workspace, cancelled: threading.Event) -> str:
+        try:
+            report = self.spawn(name, task, ws, cancelled)
+        except Exception as e:  # one worker's failure is its report; its siblings go on
+            return f"[{name} failed: {type(e).__name__}: {e}]"
+        if len(report) > REPORT_LIMIT:
+            report = report[:REPORT_LIMIT] + f"\n[... report cut: {len(report) - REPORT_LIMIT:,} more characters]"
+        return report

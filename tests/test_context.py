@@ -1,0 +1,201 @@
+"""Context: estimates by character class, and three tiers of compaction that never break a history."""
+
+import pytest
+from helpers import Echo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corecoder import Agent, FunctionLLM, ScriptedLLM, check_history
+from corecoder.context import SUMMARY_PROMPT, Compactor, KeepEverything, turn_start
+from corecoder.events import Compacted
+from corecoder.messages import ToolCall, assistant, tool_result, user
+from corecoder.tokens import Estimate, history_tokens, text_tokens, window_for
+
+
+def test_estimates_follow_the_kind_of_text():
+    prose = "The agent reads the file, finds the bug and fixes it. " * 20
+    code = "def f(x):\n    return {k: v[0] for k, v in x.items() if v}\n" * 20
+    chinese = "智能体读取文件，找到错误并修复它。" * 20
+    assert text_tokens(prose) == pytest.approx(len(prose) / 4, rel=0.1)
+    assert len(code) / 4 < text_tokens(code) < len(code) / 2  # symbols pack fewer characters a token
+    assert text_tokens(chinese) == len(chinese)  # about one token a character
+
+
+def test_the_window_comes_from_the_model_name_or_a_default():
+    assert window_for("gpt-4.1-mini") == 1_000_000
+    assert window_for("deepseek-chat") == 128_000
+    assert window_for("my-local-model") == 128_000
+
+
+def test_a_usage_report_anchors_the_estimate_so_only_new_messages_are_estimated():
+    history = [user("x" * 40_000), assistant("ok"), user("and now?")]
+    estimate = Estimate()
+    assert estimate.of(history, overhead=0) > 10_000
+    estimate.anchor(2, 1_234)  # the provider counted the first two messages (and the system prompt)
+    assert estimate.of(history, overhead=0) == 1_234 + history_tokens(history[2:])
+
+
+def round_trip(n, output="x" * 5_000):
+    """One round of history: a call to echo and its long result."""
+    return [assistant("", [ToolCall(f"c{n}", "echo", '{"text": "a"}')]), tool_result(f"c{n}", output)]
+
+
+def agent_with(history, llm, **compactor):
+    agent = Agent(llm, [Echo()], context=Compactor(**compactor))
+    agent.messages = history
+    return agent
+
+
+def summarizer(answer="Goal: fix the bug.\nFiles: stats.py"):
+    """A model that writes summaries when asked, and answers 'done' otherwise."""
+    return FunctionLLM(lambda messages, tools: answer if messages[0]["content"] == SUMMARY_PROMPT else "done")
+
+
+def test_tier_one_trims_old_long_tool_outputs_in_place_without_a_model_call():
+    history = [user("go"), *round_trip(1), *round_trip(2), *round_trip(3), *round_trip(4), *round_trip(5)]
+    llm = ScriptedLLM(["done"])
+    agent = agent_with(history, llm, window=12_000, keep_recent=4)
+    events = []
+    agent.subscribe(events.append)
+    agent.run()
+    sent = llm.requests[0]["messages"][1:]
+    trimmed = [m for m in sent if m["role"] == "tool" and "characters trimmed" in m["content"]]
+    assert len(trimmed) == 3 and sent[-1]["content"] == "x" * 5_000  # the recent ones stay whole
+    assert [e.tier for e in events if isinstance(e, Compacted)] == ["trim"]
+    assert len(llm.requests) == 1
+    check_history(sent)
+
+
+def test_tier_two_summarizes_older_turns_and_keeps_recent_ones_word_for_word():
+    history = [user("fix the bug"), *[m for n in range(10) for m in round_trip(n, "y" * 1_600)]]
+    llm = summarizer()
+    agent = agent_with(history, llm, window=6_000, keep_recent=4)
+    agent.run()
+    summary_request, request = llm.requests
+    assert summary_request["messages"][0]["content"] == SUMMARY_PROMPT
+    assert "fix the bug" in summary_request["messages"][1]["content"]
+    sent = request["messages"][1:]
+    assert sent[0]["role"] == "user" and "Goal: fix the bug." in sent[0]["content"]
+    assert sent[1:5] == history[-4:]
+    check_history(sent)
+
+
+def test_a_cut_never_separates_a_call_from_its_results():
+    calls = [ToolCall(f"p{i}", "echo", '{"text": "a"}') for i in range(5)]
+    history = [user("go"), assistant("", calls), *[tool_result(c.id, "z" * 3_000) for c in calls]]
+    assert turn_start(history, 4) == 1  # a cut inside the batch moves back to where the batch begins
+    agent = agent_with(history, summarizer(), window=3_000, keep_recent=3)
+    agent.run()
+    check_history(agent.llm.requests[-1]["messages"])
+
+
+def test_tier_three_resets_to_the_summary_and_the_latest_turn():
+    history = [user("go"), *[m for n in range(6) for m in round_trip(n, "w" * 1_500)], user("latest question")]
+    agent = agent_with(history, summarizer(), window=2_500, keep_recent=8)
+    events = []
+    agent.subscribe(events.append)
+    agent.run()
+    sent = agent.llm.requests[-1]["messages"][1:]
+    assert [m["role"] for m in sent] == ["user", "user"] and sent[1]["content"] == "latest question"
+    assert "reset" in [e.tier for e in events if isinstance(e, Compacted)]
+
+
+def test_when_summarizing_fails_the_oldest_turns_are_dropped_with_a_note():
+    def flaky(messages, tools):
+        if messages[0]["content"] == SUMMARY_PROMPT:
+            raise RuntimeError("summary service down")
+        return "done"
+
+    history = [user("go"), *[m for n in range(10) for m in round_trip(n, "y" * 1_600)]]
+    agent = agent_with(history, FunctionLLM(flaky), window=6_000, keep_recent=4)
+    assert agent.run() == "done"
+    note = agent.messages[0]["content"]
+    assert "earlier messages were dropped" in note and "summary service down" in note
+    check_history(agent.messages)
+
+
+def test_compact_by_hand_passes_the_focus_to_the_summarizer():
+    history = [user("go"), *round_trip(1, "short"), *round_trip(2, "short"), assistant("all good"),
+               user("next"), assistant("ok")]
+    llm = summarizer()
+    agent = agent_with(history, llm, keep_recent=2)
+    event = agent.context.compact(agent, focus="the parser")
+    assert "Keep in particular everything about: the parser" in llm.requests[0]["messages"][1]["content"]
+    assert event.tier == "summarize" and len(agent.messages) == 3
+    check_history(agent.messages)
+
+
+def test_a_context_overflow_from_the_provider_compacts_and_retries_once(tmp_path):
+    def model(messages, tools):
+        if messages[0]["content"] == SUMMARY_PROMPT:
+            return "Goal: keep going."
+        return "answered after compaction"
+
+    llm = FunctionLLM(model)
+    first = [True]
+    original = llm.chat
+
+    def chat(messages, tools=None, emit=None):
+        if first[0] and messages[0]["content"] != SUMMARY_PROMPT:
+            first[0] = False
+            from corecoder import ContextTooLong
+
+            raise ContextTooLong("too long")
+        return original(messages, tools, emit)
+
+    llm.chat = chat
+    history = [user("go"), *[m for n in range(4) for m in round_trip(n, "short")], user("now?")]
+    agent = agent_with(history, llm)
+    assert agent.run() == "answered after compaction"
+    assert "Goal: keep going." in agent.messages[0]["content"]
+
+
+def test_a_policy_that_cannot_shrink_lets_the_overflow_error_through():
+    agent = Agent(ScriptedLLM([{"fault": "context_length"}]), [Echo()], context=KeepEverything())
+    from corecoder import ContextTooLong
+
+    with pytest.raises(ContextTooLong):
+        agent.chat("go")
+
+
+def test_the_todo_list_survives_compaction():
+    history = [user("go"), *[m for n in range(10) for m in round_trip(n, "y" * 1_600)]]
+    agent = agent_with(history, summarizer(), window=6_000, keep_recent=4)
+    agent.workspace.todos = [{"content": "write the regression test", "status": "pending"}]
+    agent.run()
+    assert "write the regression test" in agent.llm.requests[-1]["messages"][0]["content"]
+
+
+HISTORY_PIECE = st.one_of(
+    st.builds(lambda t: [user(t)], st.text("ab", max_size=3000)),
+    st.builds(lambda n, size, interrupted: [
+        assistant("", [ToolCall(f"id{n}_{i}", "echo", "{}") for i in range(size)]),
+        *[tool_result(f"id{n}_{i}", "[interrupted]" if interrupted and i else "r" * 2500) for i in range(size)]],
+        st.integers(0, 10**6), st.integers(1, 4), st.booleans()),
+    st.builds(lambda t: [assistant(t)], st.text("cd", max_size=2000)),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(HISTORY_PIECE, min_size=1, max_size=25), window=st.integers(500, 20_000),
+       keep=st.integers(1, 10), summary_fails=st.booleans())
+def test_any_history_stays_legal_through_any_tier(pieces, window, keep, summary_fails):
+    history, seen = [], set()
+    for piece in pieces:
+        ids = {c["id"] for m in piece for c in m.get("tool_calls", [])}
+        if ids & seen:
+            continue
+        seen |= ids
+        history += piece
+
+    def model(messages, tools):
+        if messages[0]["content"] == SUMMARY_PROMPT:
+            if summary_fails:
+                raise RuntimeError("no")
+            return "Goal: g"
+        return "done"
+
+    check_history(history)
+    agent = agent_with(history, FunctionLLM(model), window=window, keep_recent=keep)
+    agent.run()  # the FunctionLLM checks every request it is handed, as the API would
+    check_history(agent.messages)

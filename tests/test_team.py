@@ -1,0 +1,157 @@
+"""Sub-agents and teams: fresh context, shared model and gates, reports in input order."""
+
+import threading
+import time
+
+import pytest
+
+from corecoder import Agent, FunctionLLM, check_history
+from corecoder.agent import WORKER_ROUNDS
+from corecoder.calls import Gate
+from corecoder.events import UsageReported, WorkerEvent
+from corecoder.tools.agent import AT_ONCE, REPORT_LIMIT
+
+
+def delegate(**arguments):
+    return {"tool_calls": [{"name": "agent", "arguments": arguments}]}
+
+
+class Model:
+    """The parent delegates once and then answers; each worker acts on its task text."""
+
+    def __init__(self, parent_turn, worker):
+        self.parent_turn, self.worker = parent_turn, worker
+        self.running, self.most = 0, 0
+        self.lock = threading.Lock()
+
+    def __call__(self, messages, tools):
+        task = messages[1]["content"]
+        if not task.startswith("task:"):  # the parent
+            return self.parent_turn if len(messages) == 2 else "all reports read"
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        try:
+            return self.worker(task[5:], messages, tools)
+        finally:
+            with self.lock:
+                self.running -= 1
+
+
+def reports(agent):
+    return agent.messages[2]["content"]
+
+
+def test_one_sub_agent_works_in_a_fresh_history_and_reports_back(tmp_path):
+    seen = []
+
+    def worker(task, messages, tools):
+        seen.append([m["role"] for m in messages])
+        return f"report on {task}"
+
+    llm = FunctionLLM(Model(delegate(task="task:the parser"), worker))
+    agent = Agent(llm, cwd=tmp_path)
+    assert agent.chat("look around") == "all reports read"
+    assert reports(agent) == "report on the parser"
+    assert seen == [["system", "user"]]  # nothing of the parent's conversation
+
+
+def test_a_team_reports_in_input_order_whatever_order_they_finish_in(tmp_path):
+    def worker(task, messages, tools):
+        time.sleep({"slow": 0.3, "fast": 0.0}[task])
+        return f"{task} done"
+
+    tasks = [{"name": "first", "task": "task:slow"}, {"name": "second", "task": "task:fast"}]
+    agent = Agent(FunctionLLM(Model(delegate(tasks=tasks), worker)), cwd=tmp_path)
+    agent.chat("go")
+    assert reports(agent) == "## first\nslow done\n\n## second\nfast done"
+
+
+def test_at_most_four_workers_run_at_once(tmp_path):
+    def worker(task, messages, tools):
+        time.sleep(0.1)
+        return "ok"
+
+    model = Model(delegate(tasks=[{"name": f"w{i}", "task": "task:x"} for i in range(8)]), worker)
+    Agent(FunctionLLM(model), cwd=tmp_path).chat("go")
+    assert model.most == AT_ONCE
+
+
+def test_one_workers_failure_does_not_cancel_its_siblings(tmp_path):
+    def worker(task, messages, tools):
+        if task == "bad":
+            raise RuntimeError("worker crashed")
+        return "fine"
+
+    tasks = [{"name": "a", "task": "task:bad"}, {"name": "b", "task": "task:good"}]
+    agent = Agent(FunctionLLM(Model(delegate(tasks=tasks), worker)), cwd=tmp_path)
+    agent.chat("go")
+    assert reports(agent) == "## a\n[a failed: RuntimeError: worker crashed]\n\n## b\nfine"
+
+
+def test_workers_get_every_tool_but_agent_and_a_lower_round_cap(tmp_path):
+    offered, rounds = [], []
+
+    def worker(task, messages, tools):
+        offered.append(sorted(t["function"]["name"] for t in tools))
+        rounds.append(1)
+        return {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}]}  # never finishes
+
+    agent = Agent(FunctionLLM(Model(delegate(task="task:loop"), worker)), cwd=tmp_path)
+    agent.chat("go")
+    assert "agent" not in offered[0] and "bash" in offered[0]
+    assert len(rounds) == WORKER_ROUNDS
+    assert f"stopped after {WORKER_ROUNDS} rounds" in reports(agent)
+
+
+def test_the_parents_cwd_and_todos_are_unchanged_by_workers(tmp_path):
+    (tmp_path / "sub").mkdir()
+
+    def worker(task, messages, tools):
+        if messages[-1]["role"] == "tool":
+            return "moved"
+        return {"tool_calls": [{"name": "bash", "arguments": {"command": "cd sub"}},
+                               {"name": "todo_write", "arguments": {"todos": [{"content": "x", "status": "pending"}]}}]}
+
+    agent = Agent(FunctionLLM(Model(delegate(task="task:wander"), worker)), cwd=tmp_path)
+    agent.chat("go")
+    assert agent.workspace.cwd == tmp_path.resolve() and agent.workspace.todos == []
+
+
+def test_workers_share_the_parents_gates_and_report_their_usage(tmp_path):
+    class NoBash(Gate):
+        name = "consent"
+
+        def before(self, tool, args):
+            return "no shell today" if tool.name == "bash" else None
+
+    def worker(task, messages, tools):
+        if messages[-1]["role"] == "tool":
+            return {"text": messages[-1]["content"], "usage": {"prompt_tokens": 7, "completion_tokens": 1}}
+        return {"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]}
+
+    agent = Agent(FunctionLLM(Model(delegate(task="task:run"), worker)), cwd=tmp_path, gates=[NoBash()])
+    events = []
+    agent.subscribe(events.append)
+    agent.chat("go")
+    assert reports(agent) == "bash refused by consent: no shell today"
+    usage = [e for e in events if isinstance(e, WorkerEvent) and isinstance(e.event, UsageReported)]
+    assert usage[0].worker == "worker" and usage[0].event.usage.prompt_tokens == 7
+
+
+def test_a_long_report_is_cut_with_a_marker(tmp_path):
+    agent = Agent(FunctionLLM(Model(delegate(task="task:x"), lambda *a: "r" * (REPORT_LIMIT + 500))), cwd=tmp_path)
+    agent.chat("go")
+    assert reports(agent).endswith("[... report cut: 500 more characters]")
+
+
+@pytest.mark.parametrize("arguments, problem", [
+    ({}, "exactly one of"), ({"task": "a", "tasks": [{"name": "n", "task": "t"}]}, "exactly one of"),
+    ({"tasks": [{"name": "n", "task": "t"}, {"name": "n", "task": "u"}]}, "names must be unique"),
+    ({"tasks": [{"name": f"w{i}", "task": "t"} for i in range(9)]}, "at most 8 items"),
+])
+def test_bad_team_requests_are_refused_clearly(tmp_path, arguments, problem):
+    agent = Agent(FunctionLLM(Model(delegate(**arguments), lambda *a: "never")), cwd=tmp_path)
+    agent.chat("go")
+    assert problem in reports(agent)
+    check_history(agent.messages)
