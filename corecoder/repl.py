@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from . import __version__
-from .cli import FAILURES, connect
+from .app import FAILURES, connect
 from .render import Renderer
 
 HELP = (

@@ -20,8 +20,8 @@ from helpers import Boom, Echo
 from rich.console import Console
 
 from corecoder import Agent, FunctionLLM, ScriptedLLM, check_history
+from corecoder.app import NoMutations, run_once
 from corecoder.calls import INTERRUPTED
-from corecoder.cli import NoMutations, run_once
 from corecoder.config import load_config
 from corecoder.context import KeepEverything
 from corecoder.demo import SCRIPT, copy_project
@@ -320,7 +320,7 @@ def test_model_shows_and_switches_the_model_keeping_the_conversation(tmp_path, r
     with ScriptServer(script, model="scripted") as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x", "CORECODER_HOME": str(tmp_path)}
         first = load_config(tmp_path, env, model="gpt-4o-mini")
-        from corecoder.cli import connect
+        from corecoder.app import connect
 
         shell, out = repl(connect(first), "hi", "/model", "/model gpt-4o", "and now?", env=env, cwd=tmp_path)
         shell.run()
