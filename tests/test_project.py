@@ -42,7 +42,7 @@ def test_version_is_printed_without_the_heavy_libraries():
     imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines()}
     assert not imported & {"openai", "rich", "prompt_toolkit"}
     # nor the engine: only the entry point itself, so the cold start stays near bare Python's
-    assert {name for name in imported if name.startswith("corecoder")} == {"corecoder", "corecoder.cli",
+    assert {name for name in imported if name.startswith("corecoder")} <= {"corecoder", "corecoder.cli",
                                                                           "corecoder.__main__"}
 
 
