@@ -1,0 +1,324 @@
+"""The essays (essays/*.md and their .zh.md twins) cannot drift from the code.
+
+- Code is never pasted: it is included by reference, one line of its own,
+  `<!-- include: corecoder/agent.py::Agent.run -->`, and every reference must resolve
+  (by AST, as the site's include step resolves it) to a file and a definition.
+- Every figure an essay quotes is computed here from the repository, in both languages;
+  a number in the prose that is neither a checked figure nor a known incidental one
+  (a chapter number, an HTTP status) fails the test, so a new unchecked figure cannot slip in.
+- The two languages have the same headings, the same includes in the same order and the
+  same links; the Chinese text uses the glossary's terms.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ESSAYS = ROOT / "essays"
+PACKAGE = ROOT / "corecoder"
+
+INCLUDE = re.compile(r"<!-- include: (?P<path>[\w./-]+\.py)(?:::(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?))? -->")
+CODE_SPAN = re.compile(r"`[^`\n]+`")
+LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)\)")
+NUMBER = re.compile(r"\d[\d,.]*\d|\d")
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def english() -> list[Path]:
+    return sorted(p for p in ESSAYS.glob("*.md") if not p.name.endswith(".zh.md"))
+
+
+def twin(path: Path) -> Path:
+    return path.with_name(path.name[: -len(".md")] + ".zh.md")
+
+
+def both() -> list[Path]:
+    return [p for en in english() for p in (en, twin(en))]
+
+
+def ids(paths: list[Path]) -> list[str]:
+    return [p.name for p in paths]
+
+
+# -- resolving an include, as the site does ------------------------------------------------------------------
+
+DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def find_definition(path: Path, name: str) -> ast.AST:
+    """A module-level def/class `Name`, or a method `Class.method`; exactly one, or an AssertionError."""
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    parts = name.split(".")
+    node = None
+    for depth, part in enumerate(parts):
+        if depth == 1:
+            assert isinstance(node, ast.ClassDef), f"{path.name}::{name}: {parts[0]} is not a class"
+        found = [n for n in body if isinstance(n, DEFS) and n.name == part]
+        assert len(found) == 1, f"{path.relative_to(ROOT)}::{name}: {len(found)} definitions of {part!r}"
+        node = found[0]
+        body = node.body
+    return node
+
+
+def definition_lines(relpath: str, name: str) -> int:
+    node = find_definition(ROOT / relpath, name)
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return node.end_lineno - start + 1
+
+
+def includes(path: Path) -> list[tuple[str, str | None]]:
+    return [(m["path"], m["name"]) for m in map(INCLUDE.fullmatch, path.read_text(encoding="utf-8").splitlines())
+            if m]
+
+
+# -- the figures the essays quote, and how each is computed ---------------------------------------------------
+
+def default_max_rounds() -> int:
+    from corecoder.agent import Agent
+
+    return inspect.signature(Agent.__init__).parameters["max_rounds"].default
+
+
+def builtin_tools() -> int:
+    from corecoder.tools import default_tools
+
+    return len(default_tools())
+
+
+def file_lines(relpath: str) -> int:
+    return len((ROOT / relpath).read_text(encoding="utf-8").splitlines())
+
+
+def property_test_examples() -> int:
+    """`max_examples` of the random-run legality test in tests/test_properties.py."""
+    name = "test_any_run_keeps_the_history_legal_and_loses_no_result"
+    test = find_definition(ROOT / "tests/test_properties.py", name)
+    for decorator in test.decorator_list:
+        if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", "") == "settings":
+            for keyword in decorator.keywords:
+                if keyword.arg == "max_examples":
+                    return ast.literal_eval(keyword.value)
+    raise AssertionError("the property test has no settings(max_examples=...)")
+
+
+@dataclass(frozen=True)
+class Figure:
+    essay: str  # the English file name; its .zh.md twin is checked with `zh`
+    what: str
+    en: str  # a regex with one group, the number, as the English essay words it (a space matches any line break)
+    zh: str  # the same for the Chinese essay
+    value: Callable[[], int]
+
+
+FIGURES = [
+    Figure("00-index.md", "built-in tools", r"the (\d+) built-in tools", r"(\d+) 个内置工具", builtin_tools),
+    Figure("01-the-loop.md", "the default cap on rounds", r"at most (\d+) rounds", r"最多 (\d+) 轮",
+           default_max_rounds),
+    Figure("01-the-loop.md", "lines of Agent.run, as included", r"The whole method is (\d+) lines",
+           r"整个方法共 (\d+) 行", lambda: definition_lines("corecoder/agent.py", "Agent.run")),
+    Figure("01-the-loop.md", "random runs of the property test", r"plays (\d+) random", r"回放 (\d+) 次随机",
+           property_test_examples),
+    Figure("01-the-loop.md", "lines of messages.py", r"`messages.py`, is (\d+) lines", r"`messages.py` 全文共 (\d+) 行",
+           lambda: file_lines("corecoder/messages.py")),
+    Figure("01-the-loop.md", "built-in tools", r"the (\d+) built-in tools", r"(\d+) 个内置工具", builtin_tools),
+]
+
+# Numbers that are not figures about the code, each with its reason.
+INCIDENTAL = [
+    r"[Cc]hapters?\s+\d+",  # a chapter reference: "chapter 4"
+    r"第\s*\d+\s*章",  # the same in Chinese: "第 4 章"
+    r"(?m)^#{2,3} \d\d · ",  # a chapter's number in the index's headings
+    r"(?<!\d)400(?=\s*[:：])",  # the HTTP status the chat API answers an illegal history with
+    r"CoreCoder 0\.8",  # the name of a peer's release
+]
+
+
+def figures_for(path: Path) -> list[tuple[Figure, str]]:
+    zh = path.name.endswith(".zh.md")
+    return [(f, wrapped(f.zh if zh else f.en)) for f in FIGURES
+            if (twin(ESSAYS / f.essay).name if zh else f.essay) == path.name]
+
+
+def wrapped(pattern: str) -> str:
+    """Prose is wrapped at any space: a space in a figure's pattern matches any run of whitespace."""
+    return pattern.replace(" ", r"\s+")
+
+
+def masked(text: str) -> str:
+    """The text with what is not prose (include lines, code spans, link targets) blanked, offsets kept."""
+    def blank(m):
+        return " " * len(m.group(0))
+    text = re.sub(r"<!--.*?-->", blank, text)
+    text = CODE_SPAN.sub(blank, text)
+    return re.sub(r"\]\([^)\s]+\)", blank, text)
+
+
+# -- the tests ------------------------------------------------------------------------------------------------
+
+def test_the_first_essays_exist_and_every_essay_has_its_twin():
+    names = {p.name for p in ESSAYS.glob("*.md")}
+    assert {"00-index.md", "00-index.zh.md", "01-the-loop.md", "01-the-loop.zh.md"} <= names
+    for name in names:
+        other = name.replace(".zh.md", ".md") if name.endswith(".zh.md") else name[:-3] + ".zh.md"
+        assert other in names, f"essays/{name} has no twin essays/{other}"
+        assert re.fullmatch(r"\d\d-[a-z0-9-]+(\.zh)?\.md", name), f"essays/{name}: expected NN-slug.md"
+
+
+@pytest.mark.parametrize("path", both(), ids=ids(both()))
+def test_every_include_line_is_well_formed_and_resolves(path):
+    text = path.read_text(encoding="utf-8")
+    for number, line in enumerate(text.splitlines(), 1):
+        if "include:" not in line:
+            continue
+        where = f"{path.name}:{number}"
+        m = INCLUDE.fullmatch(line)
+        assert m, f"{where}: an include must be a line of its own, exactly `<!-- include: path[::Name] -->`"
+        target = (ROOT / m["path"]).resolve()
+        assert target.is_relative_to(ROOT) and target.is_file(), f"{where}: no file {m['path']}"
+        if m["name"]:
+            find_definition(target, m["name"])
+    if not path.name.startswith("00-index"):
+        assert includes(path), f"{path.name}: an essay about code includes some"
+
+
+@pytest.mark.parametrize("path", english(), ids=ids(english()))
+def test_both_languages_include_the_same_code_in_the_same_order(path):
+    assert includes(twin(path)) == includes(path)
+
+
+def headings(path: Path) -> list[tuple[int, str]]:
+    """Each heading's level and its chapter number, if it has one: the structure both languages share."""
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"(#{1,6}) (\d\d(?= · ))?", line)
+        if m:
+            found.append((len(m[1]), m[2] or ""))
+    return found
+
+
+@pytest.mark.parametrize("path", english(), ids=ids(english()))
+def test_headings_correspond_one_to_one(path):
+    assert headings(path), f"{path.name} has no headings"
+    assert headings(path)[0][0] == 1 and [h for h in headings(path) if h[0] == 1] == [headings(path)[0]]
+    assert headings(twin(path)) == headings(path)
+
+
+@pytest.mark.parametrize("path", both(), ids=ids(both()))
+def test_no_code_is_pasted(path):
+    text = path.read_text(encoding="utf-8")
+    for number, line in enumerate(text.splitlines(), 1):
+        where = f"{path.name}:{number}"
+        assert not line.startswith(("```", "~~~")), f"{where}: a fenced block; include the code by reference"
+        assert not line.startswith(("    ", "\t")), f"{where}: an indented (code) block; include by reference"
+        assert not re.search(r"<(pre|code)\b", line), f"{where}: HTML code; include by reference"
+        assert line.count("`") % 2 == 0, f"{where}: a code span must open and close on one line"
+    for span in CODE_SPAN.findall(text):
+        assert len(span) <= 42, f"{path.name}: {span} is code, not an identifier: include it by reference"
+
+
+def package_source() -> tuple[str, dict[str, set[str]]]:
+    text, classes = [], {}
+    for file in sorted(PACKAGE.rglob("*.py")):
+        source = file.read_text(encoding="utf-8")
+        text.append(source)
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ClassDef):
+                classes.setdefault(node.name, set()).update(n.name for n in node.body if isinstance(n, DEFS))
+    return "\n".join(text), classes
+
+
+@pytest.mark.parametrize("path", both(), ids=ids(both()))
+def test_identifiers_in_code_spans_exist_in_the_package(path):
+    """A renamed function leaves `old_name` in the prose: catch it."""
+    source, classes = package_source()
+    for span in CODE_SPAN.findall(path.read_text(encoding="utf-8")):
+        name = span.strip("`")
+        if not IDENTIFIER.fullmatch(name):
+            continue  # `{}`, `==`, `except KeyboardInterrupt`: not a name
+        parts = name.split(".")
+        for part in parts:
+            assert re.search(rf"\b{re.escape(part)}\b", source), f"{path.name}: `{name}`: no {part!r} in corecoder/"
+        if len(parts) == 2 and parts[0] in classes:
+            assert parts[1] in classes[parts[0]], f"{path.name}: `{name}`: {parts[0]} has no {parts[1]}"
+
+
+@pytest.mark.parametrize("figure", FIGURES, ids=[f"{f.essay}: {f.what}" for f in FIGURES])
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_quoted_figure_is_what_the_code_says(figure, language):
+    path = ESSAYS / figure.essay if language == "en" else twin(ESSAYS / figure.essay)
+    pattern = wrapped(figure.en if language == "en" else figure.zh)
+    quoted = [int(m.group(1).replace(",", "")) for m in re.finditer(pattern, path.read_text(encoding="utf-8"))]
+    assert quoted, f"{path.name} no longer quotes {figure.what} ({pattern!r}): update or remove the figure"
+    actual = figure.value()
+    assert set(quoted) == {actual}, f"{path.name} says {figure.what} is {quoted}, the code says {actual}"
+
+
+@pytest.mark.parametrize("path", both(), ids=ids(both()))
+def test_every_number_in_the_prose_is_a_checked_figure_or_incidental(path):
+    text = path.read_text(encoding="utf-8")
+    covered = [m.span() for _, pattern in figures_for(path) for m in re.finditer(pattern, text)]
+    covered += [m.span() for pattern in INCIDENTAL for m in re.finditer(pattern, text)]
+    prose = masked(text)
+    for m in NUMBER.finditer(prose):
+        if not any(start <= m.start() and m.end() <= end for start, end in covered):
+            line = text.count("\n", 0, m.start()) + 1
+            pytest.fail(f"{path.name}:{line}: {m.group(0)!r} is not checked: add it to FIGURES (or INCIDENTAL, "
+                        "with a reason)")
+
+
+def links(path: Path) -> list[str]:
+    return [t for t in LINK.findall(path.read_text(encoding="utf-8")) if not re.match(r"[a-z]+:|#", t)]
+
+
+@pytest.mark.parametrize("path", english(), ids=ids(english()))
+def test_links_resolve_and_each_language_links_its_own_twin(path):
+    for p in (path, twin(path)):
+        for target in links(p):
+            assert (p.parent / target.split("#")[0]).is_file(), f"{p.name}: broken link {target}"
+    assert links(twin(path)) == [re.sub(r"(?<!\.zh)\.md\b", ".zh.md", t) for t in links(path)]
+
+
+def test_the_index_links_every_essay_in_its_language():
+    for index, suffix in ((ESSAYS / "00-index.md", ".md"), (ESSAYS / "00-index.zh.md", ".zh.md")):
+        linked = {target.split("#")[0] for target in links(index)}
+        for essay in ESSAYS.glob(f"[0-9][0-9]-*{suffix}"):
+            if essay.name.startswith("00-index") or (suffix == ".md" and essay.name.endswith(".zh.md")):
+                continue
+            assert essay.name in linked, f"{index.name} does not link {essay.name}"
+
+
+def glossary() -> list[tuple[str, str]]:
+    """(English term, Chinese term) pairs from docs/glossary.md, parenthesized notes dropped."""
+    pairs = []
+    for line in (ROOT / "docs/glossary.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 2 or not re.search(r"[\u4e00-\u9fff]", cells[1]) or cells[0] in ("English", "---"):
+            continue
+        ens = [re.sub(r"\s*\(.*?\)", "", e).strip() for e in cells[0].split(" / ")]
+        zhs = [re.sub(r"（.*?）", "", z).strip() for z in cells[1].split(" / ")]
+        pairs += [(e, z) for e, z in zip(ens, zhs, strict=False) if e and z]
+    return pairs
+
+
+WRONG_TERMS = {"代理": "智能体", "孤儿": "孤立的工具结果", "提示语": "提示词", "子代理": "子智能体"}
+
+
+@pytest.mark.parametrize("path", english(), ids=ids(english()))
+def test_the_chinese_essay_uses_the_glossary_terms(path):
+    prose = CODE_SPAN.sub(" ", path.read_text(encoding="utf-8"))  # identifiers are never translated
+    chinese = twin(path).read_text(encoding="utf-8")
+    pairs = glossary()
+    assert len(pairs) > 40, "docs/glossary.md: table not found"
+    for en, zh in pairs:
+        if re.search(rf"\b{re.escape(en)}s?\b", prose, re.IGNORECASE):
+            assert zh in chinese, f"{path.name} says {en!r}: {twin(path).name} should say {zh!r} (docs/glossary.md)"
+    for wrong, right in WRONG_TERMS.items():
+        assert wrong not in chinese, f"{twin(path).name}: {wrong!r}; the glossary says {right!r}"
