@@ -61,7 +61,7 @@ class NoMutations(Gate):
 
     name = "consent"
 
-    def before(self, tool, args: dict) -> str | None:
+    def before(self, tool, args: dict, workspace) -> str | None:
         if tool.mutating:
             return f"mutating tools are off in -p mode without --yes; rerun with --yes to allow {tool.name}"
         return None

@@ -32,11 +32,11 @@ class Gate:
 
     name = "gate"
 
-    def before(self, tool: Tool, args: dict) -> str | None:
+    def before(self, tool: Tool, args: dict, workspace: Workspace) -> str | None:
         """Return a reason to refuse the call, or None to let it through."""
         return None
 
-    def after(self, tool: Tool, args: dict, result: str) -> None:
+    def after(self, tool: Tool, args: dict, result: str, workspace: Workspace) -> None:
         """Observe a finished call. Cannot change its result."""
 
 
@@ -73,7 +73,7 @@ class CallRunner:
             return Job(call, tool, verdict=f"bad arguments for {tool.name}: {trouble}. "
                        f"Expected: {signature(tool)}", status="bad_arguments")
         for gate in self.gates:
-            reason = gate.before(tool, args)
+            reason = gate.before(tool, args, self.workspace)
             if reason:
                 return Job(call, tool, args, f"{tool.name} refused by {gate.name}: {reason}", "refused")
         return Job(call, tool, args)
@@ -94,7 +94,7 @@ class CallRunner:
             result, status = f"{job.tool.name} failed: {type(e).__name__}: {e}", "failed"
         result = clip(str(result), self.output_limit)
         for gate in self.gates:
-            gate.after(job.tool, job.args, result)
+            gate.after(job.tool, job.args, result, workspace)
         return result, status
 
 

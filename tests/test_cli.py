@@ -112,8 +112,8 @@ def test_p_without_yes_refuses_the_tools_that_change_things(tmp_path):
 def test_the_consent_stand_in_refuses_only_mutating_tools():
     gate = NoMutations()
     assert gate.name == "consent"
-    assert gate.before(ReadFile(), {"path": "x"}) is None
-    assert "rerun with --yes to allow write_file" in gate.before(WriteFile(), {"path": "x", "content": ""})
+    assert gate.before(ReadFile(), {"path": "x"}, None) is None
+    assert "rerun with --yes to allow write_file" in gate.before(WriteFile(), {"path": "x", "content": ""}, None)
 
 
 def test_a_missing_key_is_one_clear_line_not_a_traceback(tmp_path):

@@ -59,7 +59,7 @@ def test_every_gate_question_is_settled_before_any_call_runs(tmp_path):
     order = []
 
     class Ask(Gate):
-        def before(self, tool, args):
+        def before(self, tool, args, workspace):
             order.append(("ask", args["tag"]))
             return None
 

@@ -149,7 +149,7 @@ def test_a_gate_can_refuse_a_call_and_the_model_is_told_which_gate_and_why(tmp_p
     class NoEcho(Gate):
         name = "test gate"
 
-        def before(self, tool, args):
+        def before(self, tool, args, workspace):
             return "echo is switched off" if tool.name == "echo" else None
 
     agent, echo = make([{"tool_calls": [call("echo", text="a")]}, "ok"], tmp_path=tmp_path, gates=[NoEcho()])
@@ -162,7 +162,7 @@ def test_a_gate_observes_every_finished_call(tmp_path):
     seen = []
 
     class Watch(Gate):
-        def after(self, tool, args, result):
+        def after(self, tool, args, result, workspace):
             seen.append((tool.name, args, result))
 
     agent, _ = make([{"tool_calls": [call("echo", text="a", times=2)]}, "ok"], tmp_path=tmp_path, gates=[Watch()])

@@ -122,7 +122,7 @@ def test_workers_share_the_parents_gates_and_report_their_usage(tmp_path):
     class NoBash(Gate):
         name = "consent"
 
-        def before(self, tool, args):
+        def before(self, tool, args, workspace):
             return "no shell today" if tool.name == "bash" else None
 
     def worker(task, messages, tools):
