@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from .workspace import git_root
+
 
 class ConfigError(Exception):
     """A setting is missing or wrong. The message says exactly what to set."""
@@ -110,7 +112,7 @@ def find_dotenv(cwd: Path) -> Path | None:
     """The nearest .env from cwd up to the git root. Outside a repository only cwd is
     searched, so a stray ~/.env never configures a project by accident."""
     dirs = [cwd, *cwd.parents]
-    root = next((d for d in dirs if (d / ".git").exists()), None)
+    root = git_root(cwd)
     search = dirs[: dirs.index(root) + 1] if root else [cwd]
     return next((d / ".env" for d in search if (d / ".env").is_file()), None)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .instructions import project_instructions
 from .tools.todo import render_todos
 from .workspace import Workspace
 
@@ -15,6 +16,9 @@ When you are done, answer briefly: what you changed and how you checked it."""
 
 def system_prompt(base: str, workspace: Workspace) -> str:
     parts = [base, f"Working directory: {workspace.cwd}"]
+    instructions = project_instructions(workspace.cwd)
+    if instructions:
+        parts.append(f"The project's instructions (follow them):\n\n{instructions}")
     todos = render_todos(workspace.todos)
     if todos:
         parts.append(f"Your todo list:\n{todos}")

@@ -6,6 +6,7 @@ in the same notebook never share a working directory or a todo list by accident.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from dataclasses import dataclass, field, fields, replace
@@ -46,3 +47,16 @@ class Workspace:
             for fork in forks:
                 if getattr(fork, f.name) != start:
                     setattr(self, f.name, getattr(fork, f.name))
+
+
+def git_root(cwd: Path) -> Path | None:
+    """The nearest folder at or above `cwd` that holds .git, or None outside a repository."""
+    cwd = Path(cwd).resolve()
+    return next((d for d in (cwd, *cwd.parents) if (d / ".git").exists()), None)
+
+
+def project_key(cwd: Path) -> str:
+    """A short stable name for the project `cwd` is in (its git root, else cwd itself), so that
+    what is kept per project (undo checkpoints, "always allow") never mixes two projects."""
+    root = git_root(cwd) or Path(cwd).resolve()
+    return f"{root.name[:40]}-{hashlib.sha256(str(root).encode()).hexdigest()[:12]}"

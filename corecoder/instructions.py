@@ -1,0 +1,40 @@
+"""Project instructions: what a project tells any agent that works in it.
+
+An AGENTS.md (or, failing that, a CLAUDE.md) in each folder from the git root down
+to the cwd is added to the system prompt, outermost first, so a subfolder's notes
+refine the project's. Read again each round, so an edit takes effect at once;
+capped, so a huge file cannot crowd out the conversation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .workspace import git_root
+
+NAMES = ("AGENTS.md", "CLAUDE.md")  # the first one found in a folder wins
+LIMIT = 16_000  # characters, all files together
+
+
+def instruction_files(cwd: Path) -> list[Path]:
+    cwd = Path(cwd).resolve()
+    root = git_root(cwd) or cwd
+    folders = [cwd, *cwd.parents]
+    folders = list(reversed(folders[: folders.index(root) + 1]))  # root first, cwd last
+    found = [next((d / n for n in NAMES if (d / n).is_file()), None) for d in folders]
+    return [f for f in found if f is not None]
+
+
+def project_instructions(cwd: Path, limit: int = LIMIT) -> str:
+    """The instruction files' text, each under its path in the project, within `limit`."""
+    root = git_root(cwd) or Path(cwd).resolve()
+    parts, room = [], limit
+    for path in instruction_files(cwd):
+        if room <= 0:
+            break
+        text = path.read_text(encoding="utf-8", errors="replace").strip()
+        if len(text) > room:
+            text = text[:room] + f"\n[... cut: the project's instructions are limited to {limit:,} characters]"
+        parts.append(f"From {path.relative_to(root)}:\n{text}")
+        room -= len(text)
+    return "\n\n".join(parts)

@@ -1,0 +1,69 @@
+"""Consent: tools that only read run at once; tools that change things ask first.
+
+Consent is plain logic. The question is put through a callback, `ask(tool, args)`,
+which answers "once", "always" or "deny": the REPL asks in the terminal, a notebook
+can answer with buttons, a test with a lambda. With nobody to ask (`-p` without
+`--yes`), a mutating call is refused and the model is told why. "always" is
+remembered per project, in the config dir, so it is never committed by accident.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from .calls import Gate
+from .files import atomic_write
+from .tools.base import Tool
+from .workspace import Workspace, project_key
+
+Ask = Callable[[Tool, dict], str]  # -> "once" | "always" | "deny"
+ANSWERS = ("once", "always", "deny")
+
+
+class Consent(Gate):
+    name = "consent"
+
+    def __init__(self, ask: Ask | None = None, *, allow_all: bool = False, home: Path | None = None):
+        self.ask = ask
+        self.allow_all = allow_all  # --yes
+        self.home = home  # where "always" answers are kept; None: for this session only
+        self.always: dict[str, set[str]] = {}  # project key -> tool names allowed for good
+
+    def before(self, tool: Tool, args: dict, workspace: Workspace) -> str | None:
+        if not tool.mutating or self.allow_all:
+            return None
+        project = project_key(workspace.cwd)
+        if tool.name in self._allowed(project):
+            return None
+        if self.ask is None:
+            return (f"{tool.name} changes files or runs commands, and there is nobody to allow it "
+                    "(running with -p and without --yes). Do what you can with the read-only tools.")
+        answer = self.ask(tool, args)
+        if answer == "always":
+            self._remember(project, tool.name)
+        elif answer != "once":
+            return "the user said no. Ask them what to do instead, or try another way"
+        return None
+
+    def _allowed(self, project: str) -> set[str]:
+        if project not in self.always:
+            self.always[project] = set(self._load(project))
+        return self.always[project]
+
+    def _remember(self, project: str, name: str) -> None:
+        self._allowed(project).add(name)
+        if self.home is not None:
+            atomic_write(self._file(project), json.dumps({"always": sorted(self.always[project])}, indent=1))
+
+    def _load(self, project: str) -> list[str]:
+        if self.home is None or not self._file(project).is_file():
+            return []
+        try:
+            return list(json.loads(self._file(project).read_text(encoding="utf-8"))["always"])
+        except (ValueError, KeyError, TypeError):
+            return []  # a damaged file costs a question, not the session
+
+    def _file(self, project: str) -> Path:
+        return Path(self.home) / "permissions" / f"{project}.json"

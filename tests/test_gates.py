@@ -1,0 +1,163 @@
+"""The gates around every call: plan mode, hooks, consent, in that order, alone and together."""
+
+import json
+import time
+
+import pytest
+
+from corecoder import Agent, ScriptedLLM, check_history
+from corecoder.executor import RunInParallel, run_in_order
+from corecoder.gates import PlanMode
+from corecoder.hooks import HookError, Hooks, load_hooks
+from corecoder.instructions import project_instructions
+from corecoder.permissions import Consent
+
+
+def write(path="out.txt", content="new"):
+    return {"name": "write_file", "arguments": {"path": path, "content": content}}
+
+
+def read(path="out.txt"):
+    return {"name": "read_file", "arguments": {"path": path}}
+
+
+def results(agent):
+    return [m["content"] for m in agent.messages if m["role"] == "tool"]
+
+
+def run(tmp_path, calls, gates, executor=None):
+    agent = Agent(ScriptedLLM([{"tool_calls": calls}, "done"]), cwd=tmp_path, gates=gates,
+                  executor=executor or RunInParallel())
+    agent.chat("go")
+    check_history(agent.messages)
+    return results(agent)
+
+
+def hooks(tmp_path, pre=(), post=()):
+    path = tmp_path / "hooks.json"
+    path.write_text(json.dumps({"PreToolUse": [{"matcher": m, "command": c} for m, c in pre],
+                                "PostToolUse": [{"matcher": m, "command": c} for m, c in post]}))
+    warnings = []
+    return Hooks(load_hooks(path), timeout=1, warn=warnings.append), warnings
+
+
+def test_plan_mode_refuses_changes_and_says_what_to_do_instead(tmp_path):
+    (tmp_path / "out.txt").write_text("old")
+    refused, read_back = run(tmp_path, [write(), read()], [PlanMode(on=True)])
+    assert refused.startswith("write_file refused by plan mode: plan mode is on") and "numbered plan" in refused
+    assert "old" in read_back and (tmp_path / "out.txt").read_text() == "old"
+
+
+def test_plan_mode_outranks_yes(tmp_path):
+    [refused] = run(tmp_path, [write()], [PlanMode(on=True), Consent(allow_all=True)])
+    assert "refused by plan mode" in refused and not (tmp_path / "out.txt").exists()
+
+
+def test_consent_asks_only_for_tools_that_change_things(tmp_path):
+    asked = []
+    run(tmp_path, [read("x"), write()], [Consent(lambda tool, args: asked.append(tool.name) or "once")])
+    assert asked == ["write_file"] and (tmp_path / "out.txt").read_text() == "new"
+
+
+def test_a_denial_reaches_the_model_as_a_tool_result(tmp_path):
+    [denied] = run(tmp_path, [write()], [Consent(lambda tool, args: "deny")])
+    assert denied.startswith("write_file refused by consent: the user said no")
+    assert not (tmp_path / "out.txt").exists()
+
+
+def test_always_is_remembered_per_project_across_sessions(tmp_path):
+    home, asked = tmp_path / "home", []
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+
+    def ask(tool, args):
+        asked.append(tool.name)
+        return "always"
+
+    run(tmp_path / "a", [write("1"), write("2")], [Consent(ask, home=home)], executor=run_in_order)
+    assert asked == ["write_file"]  # the second call was already allowed
+    run(tmp_path / "a", [write("3")], [Consent(ask, home=home)])  # a new session, same project
+    assert asked == ["write_file"]
+    run(tmp_path / "b", [write("4")], [Consent(ask, home=home)])  # another project asks again
+    assert asked == ["write_file", "write_file"]
+
+
+def test_with_nobody_to_ask_changes_are_refused_not_waited_for(tmp_path):
+    [refused] = run(tmp_path, [write()], [Consent(None)])
+    assert "nobody to allow it" in refused and "-p and without --yes" in refused
+
+
+def test_consent_questions_in_a_parallel_batch_come_one_at_a_time_before_anything_runs(tmp_path):
+    log = []
+
+    def ask(tool, args):
+        log.append(("ask", args["path"], (tmp_path / args["path"]).exists()))
+        return "once"
+
+    run(tmp_path, [write("a"), write("b"), write("c")], [Consent(ask)])
+    assert log == [("ask", "a", False), ("ask", "b", False), ("ask", "c", False)]  # nothing written yet
+
+
+def test_a_pre_hook_that_exits_2_vetoes_with_its_stderr_as_the_reason(tmp_path):
+    gate, _ = hooks(tmp_path, pre=[("write_file", "echo 'no writes on Fridays' >&2; exit 2")])
+    [vetoed] = run(tmp_path, [write()], [gate])
+    assert vetoed == "write_file refused by hook: no writes on Fridays"
+    assert not (tmp_path / "out.txt").exists()
+
+
+def test_hooks_get_the_call_as_json_and_post_hooks_see_the_response(tmp_path):
+    log = tmp_path / "log.jsonl"
+    gate, _ = hooks(tmp_path, pre=[("*", f"(cat; echo) >> {log}")], post=[("read_file", f"(cat; echo) >> {log}")])
+    (tmp_path / "out.txt").write_text("hello")
+    run(tmp_path, [read()], [gate])
+    pre, post = [json.loads(line) for line in log.read_text().splitlines()]
+    assert pre["tool_name"] == "read_file" and pre["tool_input"] == {"path": "out.txt"}
+    assert "hello" in post["tool_response"] and post["cwd"] == str(tmp_path.resolve())
+
+
+def test_a_matcher_names_one_tool_or_all(tmp_path):
+    gate, _ = hooks(tmp_path, pre=[("bash", "exit 2")])
+    [ran] = run(tmp_path, [write()], [gate])
+    assert ran.startswith("created out.txt")
+
+
+def test_a_failing_or_hanging_hook_is_skipped_with_a_warning(tmp_path):
+    gate, warnings = hooks(tmp_path, pre=[("*", "exit 1"), ("*", "sleep 30")])
+    started = time.monotonic()
+    [ran] = run(tmp_path, [write()], [gate])
+    assert ran.startswith("created out.txt") and time.monotonic() - started < 5
+    assert "failed (exit 1)" in warnings[0] and "ran past 1 s" in warnings[1]
+
+
+def test_a_broken_hooks_file_is_named(tmp_path):
+    (tmp_path / "hooks.json").write_text("{nope")
+    with pytest.raises(HookError, match="hooks.json: not valid JSON"):
+        load_hooks(tmp_path / "hooks.json")
+
+
+def test_hooks_veto_before_consent_is_asked(tmp_path):
+    asked = []
+    gate, _ = hooks(tmp_path, pre=[("*", "exit 2")])
+    run(tmp_path, [write()], [PlanMode(), gate, Consent(lambda t, a: asked.append(1) or "once")])
+    assert asked == []
+
+
+def test_project_instructions_come_from_the_git_root_down_to_the_cwd(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "AGENTS.md").write_text("Use tabs.")
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "CLAUDE.md").write_text("Run make test.")
+    (tmp_path / "pkg" / "sub" / "AGENTS.md").write_text("Sub rules.")
+    (tmp_path / "pkg" / "sub" / "CLAUDE.md").write_text("ignored: AGENTS.md wins")
+    text = project_instructions(tmp_path / "pkg" / "sub")
+    assert text.index("Use tabs.") < text.index("Run make test.") < text.index("Sub rules.")
+    assert "ignored" not in text and "From pkg/CLAUDE.md:" in text
+    agent = Agent(ScriptedLLM(["ok"]), cwd=tmp_path / "pkg" / "sub")
+    agent.chat("hi")
+    assert "Run make test." in agent.llm.requests[0]["messages"][0]["content"]
+
+
+def test_project_instructions_are_capped(tmp_path):
+    (tmp_path / "AGENTS.md").write_text("x" * 50_000)
+    text = project_instructions(tmp_path, limit=1_000)
+    assert len(text) < 1_200 and "limited to 1,000 characters" in text
