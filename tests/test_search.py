@@ -328,3 +328,15 @@ def test_grep_searches_inside_a_search_root_that_is_a_symlink(tmp_path):
 def test_search_tools_are_read_only():
     assert (Glob().name, Glob().mutating) == ("glob", False)
     assert (Grep().name, Grep().mutating) == ("grep", False)
+
+
+@pytest.mark.parametrize("pattern", ["(a+)+$", r"(\w*)*x", r"(x+){2,}"])
+def test_grep_refuses_patterns_that_can_backtrack_forever(tmp_path, pattern):
+    (tmp_path / "a.txt").write_text("a" * 40 + "!\n")
+    with pytest.raises(ToolError, match="exponential time"):
+        Grep().run(Workspace(cwd=tmp_path), pattern=pattern)
+
+
+def test_grep_still_takes_ordinary_repeated_groups(tmp_path):
+    (tmp_path / "a.txt").write_text("abab and a|b\n")
+    assert "a.txt:1:" in Grep().run(Workspace(cwd=tmp_path), pattern="(ab)+ and (a|b)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -26,6 +27,10 @@ SKIP_DIRS = frozenset({
 MAX_GLOB_RESULTS = 200
 MAX_GREP_FILES = 5000
 MAX_GREP_MATCHES = 200
+MAX_GREP_SECONDS = 30
+# A repeated group whose body repeats too, like (a+)+ or (\w*)*: the classic catastrophic-backtracking
+# shape. Python's re has no timeout, so such a pattern is refused before it can hang the agent.
+NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)(?:[+*]|\{\d*,\d*\})")
 MAX_GREP_LINE_CHARS = 400
 
 
@@ -159,6 +164,9 @@ class Grep(Tool):
     def run(self, ws: Workspace, pattern: str, path: str | None = None, include: str | None = None) -> str:
         if not pattern:
             raise ToolError("pattern is empty")
+        if NESTED_QUANTIFIER.search(pattern):
+            raise ToolError(f"{pattern!r} repeats a group that itself repeats, like (a+)+: such patterns can take "
+                            "exponential time on some lines. Write it without the nested repetition.")
         try:
             regex = re.compile(pattern)
         except re.error as e:
@@ -188,9 +196,13 @@ def _grep(ws: Workspace, regex: re.Pattern, files, shown_root: str) -> str:
     matches: list[str] = []
     scanned = binary = 0
     stopped = ""
+    deadline = time.monotonic() + MAX_GREP_SECONDS
     for file in files:
         if scanned == MAX_GREP_FILES:
             stopped = f"stopped after {MAX_GREP_FILES} files; narrow the path or include to search the rest"
+            break
+        if time.monotonic() > deadline:
+            stopped = f"stopped after {MAX_GREP_SECONDS} s ({scanned} files); narrow the path or include"
             break
         scanned += 1
         try:
