@@ -1,5 +1,6 @@
 """The loopback server: the real openai client, streaming included, against a script, offline."""
 
+import functools
 import http.client
 import json
 import subprocess
@@ -16,8 +17,14 @@ from corecoder.serve import ScriptServer
 HI = [user("hi")]
 
 
+@functools.cache
+def _shared() -> openai.OpenAI:
+    return openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="x", max_retries=0)
+
+
 def client(server: ScriptServer) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+    """The real client, pointed at the server. Copies share one HTTP client: building one loads TLS certificates."""
+    return _shared().with_options(base_url=server.base_url)
 
 
 def raw(server: ScriptServer, body=None, method="POST", path="/v1/chat/completions"):
@@ -356,6 +363,12 @@ def test_script_mistakes_fail_when_the_server_is_built():
 def test_parse_turn_tolerates_the_server_keys():
     turn = {"text": "x", "fault": "drop", "retry_after": 2, "quirk": "whole", "reasoning_field": "reasoning"}
     assert parse_turn(turn, 0).text == "x"
+
+
+def test_a_text_turn_that_mentions_a_server_key_is_just_text():
+    with ScriptServer(["no fault, no quirk"]) as server:
+        reply = client(server).chat.completions.create(model="m", messages=HI)
+    assert reply.choices[0].message.content == "no fault, no quirk"
 
 
 def test_leaving_the_block_closes_the_socket():
