@@ -55,8 +55,13 @@ def git_root(cwd: Path) -> Path | None:
     return next((d for d in (cwd, *cwd.parents) if (d / ".git").exists()), None)
 
 
+def project_root(cwd: Path) -> Path:
+    """What "this project" means: the git root above `cwd`, else `cwd` itself."""
+    return git_root(cwd) or Path(cwd).resolve()
+
+
 def project_key(cwd: Path) -> str:
-    """A short stable name for the project `cwd` is in (its git root, else cwd itself), so that
-    what is kept per project (undo checkpoints, "always allow") never mixes two projects."""
-    root = git_root(cwd) or Path(cwd).resolve()
+    """A short stable name for the project `cwd` is in, so that what is kept per project
+    (undo checkpoints, "always allow" answers) never mixes two projects."""
+    root = project_root(cwd)
     return f"{root.name[:40]}-{hashlib.sha256(str(root).encode()).hexdigest()[:12]}"

@@ -1,0 +1,295 @@
+"""Sessions: the conversation on disk, so that a crash or a closed terminal never costs it.
+
+A session is an append-only JSONL file, `HOME/sessions/<id>.jsonl`, one record a line:
+
+    {"type": "meta", "id": ..., "created": ..., "cwd": ..., "model": ...}   always first
+    {"type": "message", "message": {...}}          one per message added to the history
+    {"type": "model", "model": ...}                the model was switched
+    {"type": "history", "messages": [...]}         the history was rewritten (compaction)
+
+Replay starts from the last "history" record and applies the messages after it. Nothing
+written is rewritten, so a crash can only cut the last line short: `load` drops it and
+answers any tool call left waiting (an unanswered call gets a 400 from then on). The
+recorder needs no change to the loop: it listens to the agent's events and, as each round
+starts and as a run ends, writes whatever the history gained since.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+import re
+import secrets
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from .events import Finished, RoundStarted
+from .messages import ROLES, IllegalHistory, check_history, tool_result
+
+CUT_SHORT = "[interrupted: the session ended before this call finished]"
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+class SessionError(Exception):
+    """A session id that is not allowed, a session that does not exist, or a damaged file."""
+
+
+def new_id() -> str:
+    """`20261130-185959-ab12`: sorts by time, and the random part keeps two starts apart."""
+    return f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def session_path(home: Path | str, session_id: str) -> Path:
+    """The file for a user-given id, or SessionError. Nothing outside the sessions dir, ever.
+
+    The id is checked, not cleaned up (beyond stray spaces and a pasted ".jsonl"): quietly
+    turning "../x" into "x" would open a session the user did not name. The resolved path
+    is checked too, so an entry that is a symlink to somewhere else is refused, not followed.
+    """
+    if not isinstance(session_id, str):
+        raise SessionError(f"a session id must be text, got {type(session_id).__name__}")
+    clean = session_id.strip().removesuffix(".jsonl")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id[:80]!r}: use 1 to 64 letters, digits, '-' or '_'")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}; refusing to use it")
+    return path
+
+
+def _append_fd(path: Path, new: bool) -> int:
+    # O_NOFOLLOW: a symlink planted after the check above is refused, not followed.
+    # O_EXCL for a new session: two starts that picked one name never share a file.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | (os.O_EXCL if new else 0)
+    return os.open(path, flags, 0o600)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise SessionError(f"no session {path.stem!r} in {path.parent}; /sessions lists them") from None
+    except OSError as e:  # a directory, a link planted since the check, no permission
+        raise SessionError(f"cannot read session {path.stem!r}: {e.strerror or e}") from None
+
+
+def _records(data: bytes, name: str) -> list[tuple[int, dict]]:
+    """The records with their line numbers. A broken last line is a crash mid-write: dropped."""
+    lines = data.split(b"\n")
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    records = []
+    for i, line in enumerate(lines[: last + 1]):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            if i == last or not line.strip():
+                continue
+            raise SessionError(f"session {name!r} is damaged at line {i + 1}: not JSON") from None
+        if not isinstance(record, dict):
+            raise SessionError(f"session {name!r} is damaged at line {i + 1}: not a record")
+        records.append((i + 1, record))
+    return records
+
+
+def _replay(records: list[tuple[int, dict]], name: str) -> tuple[list[dict], dict]:
+    meta = {"id": name, "created": None, "cwd": None, "model": None}
+    messages: list[dict] = []
+    for line, record in records:
+        kind = record.get("type")
+        if kind == "meta":
+            meta.update({k: v for k, v in record.items() if k != "type"})
+        elif kind == "model":
+            meta["model"] = record.get("model")
+        elif kind in ("message", "history"):
+            batch = [record.get("message")] if kind == "message" else record.get("messages")
+            if not isinstance(batch, list) or not all(isinstance(m, dict) and m.get("role") in ROLES for m in batch):
+                raise SessionError(f"session {name!r} is damaged at line {line}: a malformed {kind} record")
+            messages = messages + batch if kind == "message" else list(batch)
+        # other types: written by a newer version; skipping them keeps old versions able to resume
+    return messages, meta
+
+
+def repair(messages: list[dict]) -> list[dict]:
+    """A legal history from one a crash may have cut short.
+
+    Each assistant's calls get their results right after it, in call order: the one that
+    was logged, or CUT_SHORT if the session ended first. A result that answers no call
+    there is dropped. What still breaks the rule (a hand-edited file) is an error.
+    """
+    fixed: list[dict] = []
+    for i, message in enumerate(messages):
+        if message["role"] == "tool":
+            continue  # placed with its call below, or an orphan
+        fixed.append(message)
+        calls = (message.get("tool_calls") or []) if message["role"] == "assistant" else []
+        answers: dict = {}
+        j = i + 1
+        while calls and j < len(messages) and messages[j]["role"] == "tool":
+            answers.setdefault(messages[j].get("tool_call_id"), messages[j])  # a second answer: dropped
+            j += 1
+        for call in calls:
+            call_id = call.get("id") if isinstance(call, dict) else None
+            fixed.append(answers.get(call_id) or tool_result(call_id, CUT_SHORT))
+    try:
+        check_history(fixed)
+    except (IllegalHistory, AttributeError, TypeError) as e:  # malformed calls trip the check itself
+        raise SessionError(f"the session cannot be repaired into a legal history: {e}") from None
+    return fixed
+
+
+def load(home: Path | str, session_id: str) -> tuple[list[dict], dict]:
+    """The session's history, repaired to be legal, and its meta (with the model last in use)."""
+    path = session_path(home, session_id)
+    messages, meta = _replay(_records(_read(path), path.stem), path.stem)
+    return repair(messages), meta
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    modified: float  # seconds since the epoch
+    messages: int
+    preview: str  # the first thing the user asked, on one line
+
+
+def list_sessions(home: Path | str) -> list[SessionInfo]:
+    """Every session in HOME/sessions, newest first. A damaged one is listed, and says so."""
+    folder = Path(home, "sessions")
+    rows = []
+    for entry in folder.glob("*.jsonl") if folder.is_dir() else []:
+        try:
+            path = session_path(home, entry.stem)
+            modified = path.stat().st_mtime
+        except (SessionError, OSError):
+            continue  # a bad name, or a link leading out: never read
+        try:
+            records = _records(_read(path), path.stem)
+            count = len(_replay(records, path.stem)[0])
+            first = next((m for _, r in records for m in (r.get("messages") or [r.get("message")])
+                          if isinstance(m, dict) and m.get("role") == "user"), {})
+            preview = " ".join(str(first.get("content") or "").split())
+        except SessionError as e:
+            count, preview = 0, f"[damaged: {e}]"
+        rows.append(SessionInfo(path.stem, modified, count, preview[:72]))
+    return sorted(rows, key=lambda row: (row.modified, row.id), reverse=True)
+
+
+class SessionLog:
+    """Records one agent's history into one session file: `SessionLog(home).attach(agent)`.
+
+    To resume, `SessionLog(home, id, resume=True)`: `.meta["model"]` is the model it used, and
+    `attach` hands the agent the repaired history. `model_of(agent)` names the model to log;
+    pass one giving "provider/model", so that resuming picks the provider too.
+    """
+
+    def __init__(self, home: Path | str, session_id: str | None = None, *, resume: bool = False,
+                 model_of: Callable | None = None, on_error: Callable[[str], None] | None = None):
+        if session_id is None:
+            session_id = new_id()
+            while (Path(home, "sessions") / f"{session_id}.jsonl").exists():
+                session_id = new_id()
+        self.path = session_path(home, session_id)
+        self.id = self.path.stem
+        if not resume and self.path.exists():
+            raise SessionError(f"session {self.id!r} already exists; resume it, or pick another name")
+        self.model_of = model_of or (lambda agent: agent.llm.model)
+        self.on_error = on_error or (lambda text: print(f"warning: {text}", file=sys.stderr))
+        self.agent = None
+        self.logged: list[dict] | None = []  # the message objects written; None: write a whole history
+        self.model: str | None = None  # the model last written
+        self.started = False  # the meta line is on disk
+        self.torn = False  # a write may have been cut short: the file's tail needs a look first
+        self.meta: dict | None = None
+        self.restored: list[dict] | None = None  # what resuming read, for `attach` to hand over
+        if resume:
+            raw, self.meta = _replay(_records(_read(self.path), self.id), self.id)
+            self.restored = repair(raw)
+            self.model, self.started, self.torn = self.meta.get("model"), True, True
+            # What repair changed (an answer for a cut-short call) is written back as a whole history.
+            self.logged = self.restored if self.restored == raw else None
+        self.lock = threading.Lock()
+
+    def attach(self, agent) -> SessionLog:
+        self.agent = agent
+        if self.restored is not None:
+            agent.messages = list(self.restored)
+        agent.subscribe(self._observe)
+        return self
+
+    def _observe(self, event) -> None:
+        if isinstance(event, (RoundStarted, Finished)):
+            try:
+                self._sync(force=False)
+            except OSError as e:  # a full disk must not end the turn; the next sync tries again
+                self.on_error(f"session {self.id} was not saved: {e.strerror or e}")
+
+    def save(self) -> Path:
+        """Write what the history gained since the last write (`/save`); raises OSError."""
+        self._sync(force=True)
+        return self.path
+
+    def _sync(self, force: bool) -> None:
+        with self.lock:
+            messages = list(self.agent.messages)  # a snapshot: the loop may append meanwhile
+            if not self.started and not messages and not force:
+                return  # no file for a session that never said anything
+            lines = []
+            model = self.model_of(self.agent)
+            if not self.started:
+                lines.append({"type": "meta", "id": self.id, "created": datetime.now().astimezone().isoformat(
+                    timespec="seconds"), "cwd": str(self.agent.workspace.cwd), "model": model})
+            elif model != self.model:
+                lines.append({"type": "model", "model": model})
+            old = self.logged
+            if old is not None and len(old) <= len(messages) and all(map(operator.is_, old, messages)):
+                lines += [{"type": "message", "message": m} for m in messages[len(old):]]
+            else:  # compaction (or anyone) replaced older messages: appending can't express that
+                lines.append({"type": "history", "messages": messages})
+            try:
+                if lines:
+                    self._write(lines)
+            except BaseException:
+                # Some lines may be down, some not: the next write restates the whole history.
+                self.logged = None
+                raise
+            self.started, self.model, self.logged = True, model, messages
+
+    def _write(self, records: list[dict]) -> None:
+        fd = _append_fd(self.path, new=not (self.started or self.torn))
+        try:
+            if self.torn:
+                _cut_torn_tail(fd)
+            self.torn = True  # until every line is down; the file is ours from here on
+            for record in records:
+                data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+                while data:  # one write per line, normally; a short write is finished, not torn
+                    data = data[os.write(fd, data):]
+                os.fsync(fd)
+            self.torn = False
+        finally:
+            os.close(fd)
+        if not self.started:
+            _sync_dir(self.path.parent)  # so the new file's name survives a power cut too
+
+
+def _cut_torn_tail(fd: int) -> None:
+    """Drop a last line a crash cut short, so the next line does not glue onto it."""
+    data = os.pread(fd, os.fstat(fd).st_size, 0)  # rare (after a resume or a failed write): read it all
+    if data and not data.endswith(b"\n"):
+        os.ftruncate(fd, data.rfind(b"\n") + 1)
+
+
+def _sync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

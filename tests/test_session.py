@@ -1,0 +1,404 @@
+"""Sessions: an append-only log that survives a crash, resumes legally, and never leaves its folder."""
+
+import hashlib
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from helpers import Echo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corecoder import Agent, ScriptedLLM, check_history
+from corecoder.context import Compactor
+from corecoder.events import Finished
+from corecoder.messages import ToolCall, assistant, tool_result, user
+from corecoder.session import CUT_SHORT, SessionError, SessionLog, list_sessions, load, repair, session_path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def call(name, **arguments):
+    return {"name": name, "arguments": arguments}
+
+
+def make(tmp_path, turns, model="scripted", **kw):
+    return Agent(ScriptedLLM(turns, model=model), tools=[Echo()], cwd=tmp_path, **kw)
+
+
+def records(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines()]
+
+
+# --- recording -------------------------------------------------------------------------------------------
+
+
+def test_a_session_records_meta_then_each_message_as_it_joins_the_history(tmp_path):
+    agent = make(tmp_path, [{"tool_calls": [call("echo", text="a"), call("echo", text="b")]}, "done"])
+    log = SessionLog(tmp_path / "home").attach(agent)
+    assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{4}", log.id)
+    assert log.path == (tmp_path / "home" / "sessions" / f"{log.id}.jsonl").resolve()
+    agent.chat("go")
+    lines = records(log.path)
+    assert lines[0] == {"type": "meta", "id": log.id, "created": lines[0]["created"],
+                        "cwd": str(tmp_path.resolve()), "model": "scripted"}
+    assert [r["type"] for r in lines[1:]] == ["message"] * 5
+    assert [r["message"] for r in lines[1:]] == agent.messages
+    messages, meta = load(tmp_path / "home", log.id)
+    assert messages == agent.messages and meta["model"] == "scripted"
+
+
+def test_each_round_is_on_disk_before_the_model_is_asked_again(tmp_path):
+    seen = []
+    agent = make(tmp_path, [{"tool_calls": [call("echo", text="a")]}, "done"])
+    log = SessionLog(tmp_path).attach(agent)
+    agent.subscribe(lambda event: seen.append(len(records(log.path)) if log.path.exists() else 0))
+    agent.chat("go")
+    assert seen[0] == 2  # RoundStarted(1): meta and the user's message are down already
+    assert max(seen) == 5
+
+
+def test_a_session_that_never_said_anything_leaves_no_file_unless_saved(tmp_path):
+    agent = make(tmp_path, [])
+    log = SessionLog(tmp_path).attach(agent)
+    log._observe(Finished("", "answer"))
+    assert not log.path.exists()
+    assert log.save() == log.path
+    assert records(log.path)[0]["type"] == "meta"
+    assert load(tmp_path, log.id)[0] == []
+
+
+def test_a_model_switch_is_logged_and_resume_restores_the_model_in_use(tmp_path):
+    agent = make(tmp_path, ["one", "two"], model="first")
+    log = SessionLog(tmp_path).attach(agent)
+    agent.chat("a")
+    agent.llm.model = "second"
+    agent.chat("b")
+    assert {"type": "model", "model": "second"} in records(log.path)
+    assert load(tmp_path, log.id)[1]["model"] == "second"
+    resumed = SessionLog(tmp_path, log.id, resume=True)
+    assert resumed.meta["model"] == "second"
+
+
+def test_model_of_lets_the_cli_log_the_provider_too(tmp_path):
+    agent = make(tmp_path, ["ok"], model="deepseek-chat")
+    log = SessionLog(tmp_path, model_of=lambda a: f"deepseek/{a.llm.model}").attach(agent)
+    agent.chat("hi")
+    assert load(tmp_path, log.id)[1]["model"] == "deepseek/deepseek-chat"
+
+
+def test_a_new_session_never_reuses_an_existing_file(tmp_path):
+    agent = make(tmp_path, ["ok"])
+    SessionLog(tmp_path, "mine").attach(agent).save()
+    with pytest.raises(SessionError, match="already exists"):
+        SessionLog(tmp_path, "mine")
+    with pytest.raises(SessionError, match="no session 'nope'"):
+        SessionLog(tmp_path, "nope", resume=True)
+
+
+def test_a_failed_write_warns_without_ending_the_turn_and_the_next_write_restates_the_history(tmp_path, monkeypatch):
+    warnings = []
+    agent = make(tmp_path, [{"tool_calls": [call("echo", text="a")]}, "done", "again"])
+    log = SessionLog(tmp_path, on_error=warnings.append).attach(agent)
+    real_write, calls = os.write, []
+
+    def flaky(fd, data):
+        calls.append(fd)
+        if len(calls) == 3:  # the third line: half of it goes down, then the disk is full
+            real_write(fd, data[: len(data) // 2])
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", flaky)
+    assert agent.chat("go") == "done"
+    assert warnings and "No space left" in warnings[0]
+    agent.chat("more")
+    assert load(tmp_path, log.id)[0] == agent.messages
+    assert "history" in [r["type"] for r in records(log.path)]
+
+
+# --- compaction and resume -------------------------------------------------------------------------------
+
+
+def test_compaction_is_logged_as_a_history_record_and_replay_starts_from_it(tmp_path):
+    agent = make(tmp_path, [{"tool_calls": [call("echo", text="x")]}, "first", "a summary", "second"],
+                 context=Compactor(keep_recent=2))
+    log = SessionLog(tmp_path).attach(agent)
+    agent.chat("one")
+    agent.context.compact(agent)  # /compact: agent.messages is replaced by a shorter list
+    agent.chat("two")
+    kinds = [r["type"] for r in records(log.path)]
+    assert kinds.count("history") == 1 and kinds[-2:] == ["history", "message"]
+    messages, _ = load(tmp_path, log.id)
+    assert messages == agent.messages and messages[0]["content"].startswith("[Summary")
+    assert list_sessions(tmp_path)[0].preview == "one"  # the preview is what the user first asked
+
+
+def test_a_history_replaced_by_hand_is_also_caught(tmp_path):
+    agent = make(tmp_path, ["a", "b"])
+    log = SessionLog(tmp_path).attach(agent)
+    agent.chat("one")
+    agent.messages = [dict(m) for m in agent.messages]  # equal, but not the same objects: rewritten
+    agent.chat("two")
+    assert [r["type"] for r in records(log.path)][-2:] == ["history", "message"]
+    assert load(tmp_path, log.id)[0] == agent.messages
+
+
+def test_resume_hands_the_history_back_and_appends_to_the_same_file(tmp_path):
+    first = make(tmp_path, [{"tool_calls": [call("echo", text="a")]}, "done"])
+    log = SessionLog(tmp_path).attach(first)
+    first.chat("go")
+    second = make(tmp_path, ["welcome back"])
+    again = SessionLog(tmp_path, log.id, resume=True).attach(second)
+    assert second.messages == first.messages
+    second.chat("still there?")
+    assert again.path == log.path
+    assert [r["type"] for r in records(log.path)].count("meta") == 1
+    assert load(tmp_path, log.id)[0] == second.messages
+    assert second.llm.requests[0]["messages"][1:-1] == first.messages  # the model sees the old turns
+
+
+def test_resume_after_a_crash_answers_dangling_calls_and_drops_a_torn_line(tmp_path):
+    home = tmp_path / "home"
+    agent = make(tmp_path, [])
+    log = SessionLog(home, "crash").attach(agent)
+    agent.messages = [user("go"), assistant("", [ToolCall("c1", "echo", "{}"), ToolCall("c2", "echo", "{}")]),
+                      tool_result("c1", "a")]
+    log.save()
+    with open(log.path, "ab") as f:
+        f.write(b'{"type": "message", "message": {"role": "tool", "tool_call_id": "c2", "TORN')  # kill -9 here
+    messages, _ = load(home, "crash")
+    assert [m.get("content") for m in messages[2:]] == ["a", CUT_SHORT]
+    check_history(messages)
+    agent2 = make(tmp_path, ["recovered"])
+    SessionLog(home, "crash", resume=True).attach(agent2)
+    assert agent2.chat("continue") == "recovered"
+    raw = log.path.read_bytes()
+    assert b"TORN" not in raw  # the torn tail was cut, not glued onto
+    assert load(home, "crash")[0] == agent2.messages
+    check_history(agent2.messages)
+
+
+def test_a_damaged_line_in_the_middle_is_an_error_naming_it(tmp_path):
+    path = tmp_path / "sessions" / "bad.jsonl"
+    path.parent.mkdir()
+    path.write_text('{"type": "meta", "id": "bad"}\nnot json\n{"type": "message", "message": '
+                    '{"role": "user", "content": "x"}}\n')
+    with pytest.raises(SessionError, match="line 2"):
+        load(tmp_path, "bad")
+    path.write_text('{"type": "meta"}\n{"type": "message", "message": {"role": "wizard"}}\n{"type": "meta"}\n')
+    with pytest.raises(SessionError, match="line 2: a malformed message"):
+        load(tmp_path, "bad")
+    path.write_text('{"type": "meta"}\n{"type": "from-the-future"}\n{"type": "message", "message": '
+                    '{"role": "user", "content": "x"}}\n')
+    assert load(tmp_path, "bad")[0] == [user("x")]  # unknown record types are skipped
+
+
+def test_repair_puts_each_result_after_its_call_in_order_and_drops_orphans():
+    calls = [ToolCall("a", "echo", "{}"), ToolCall("b", "echo", "{}"), ToolCall("c", "echo", "{}")]
+    history = [tool_result("zz", "orphan at the start"), user("go"), assistant("", calls),
+               tool_result("c", "C"), tool_result("x", "stray"), tool_result("a", "A"), tool_result("a", "again"),
+               user("next"), tool_result("b", "too late")]
+    fixed = repair(history)
+    check_history(fixed)
+    assert [(m["role"], m.get("content")) for m in fixed] == [
+        ("user", "go"), ("assistant", ""), ("tool", "A"), ("tool", CUT_SHORT), ("tool", "C"), ("user", "next")]
+
+
+def test_a_history_that_cannot_be_made_legal_is_a_clear_error():
+    with pytest.raises(SessionError, match="duplicate tool call id"):
+        repair([assistant("", [ToolCall("a", "echo")]), tool_result("a", "1"), assistant("", [ToolCall("a", "echo")])])
+
+
+def test_list_sessions_newest_first_with_count_and_preview(tmp_path):
+    ids = []
+    for n, text in enumerate(["first   task\nwith lines", "second"]):
+        agent = make(tmp_path, ["ok"])
+        log = SessionLog(tmp_path, f"s{n}").attach(agent)
+        agent.chat(text)
+        os.utime(log.path, (1000 + n, 1000 + n))
+        ids.append(log.id)
+    (tmp_path / "sessions" / "broken.jsonl").write_text('{"type": "meta"}\ngarbage\n{"type": "meta"}\n')
+    os.utime(tmp_path / "sessions" / "broken.jsonl", (1, 1))
+    rows = list_sessions(tmp_path)
+    assert [r.id for r in rows] == ["s1", "s0", "broken"]
+    assert (rows[1].messages, rows[1].preview) == (2, "first task with lines")
+    assert rows[2].preview.startswith("[damaged:") and "line 2" in rows[2].preview
+    assert list_sessions(tmp_path / "nowhere") == []
+
+
+# --- ids and paths ---------------------------------------------------------------------------------------
+
+HOSTILE = ["../x", "../../etc/passwd", "/etc/passwd", "..%2f..%2fx", "..", ".", "", "   ", "a/b", "a\\b",
+           "x\x00y", "x" * 65, "~", "$HOME", "ａｂｃ", "x.jsonl/../../y", "x\ny", "-" * 64 + "/", "a b"]
+
+
+@pytest.mark.parametrize("bad", HOSTILE)
+def test_a_bad_session_id_is_a_clear_error_and_touches_nothing(tmp_path, bad):
+    before = sorted(tmp_path.rglob("*"))
+    for attempt in (lambda: load(tmp_path, bad), lambda: SessionLog(tmp_path, bad),
+                    lambda: SessionLog(tmp_path, bad, resume=True)):
+        with pytest.raises(SessionError, match="bad session id"):
+            attempt()
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_good_ids_are_accepted_as_given(tmp_path):
+    assert session_path(tmp_path, "my_session-2").name == "my_session-2.jsonl"
+    assert session_path(tmp_path, " x.jsonl ").name == "x.jsonl"  # a pasted file name or a stray space
+    assert session_path(tmp_path, "x" * 64).name == "x" * 64 + ".jsonl"
+
+
+def test_a_symlinked_entry_pointing_outside_is_refused_and_never_read(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.jsonl"
+    secret.write_text('{"type": "meta"}\n{"type": "message", "message": {"role": "user", "content": "SECRET"}}\n')
+    home = tmp_path / "home"
+    (home / "sessions").mkdir(parents=True)
+    (home / "sessions" / "evil.jsonl").symlink_to(secret)
+    (home / "sessions" / "dangling.jsonl").symlink_to(outside / "new.jsonl")
+    for name in ("evil", "dangling"):
+        with pytest.raises(SessionError, match="outside"):
+            load(home, name)
+        with pytest.raises(SessionError, match="outside"):
+            SessionLog(home, name, resume=True)
+    assert "SECRET" not in str(list_sessions(home)) and list_sessions(home) == []
+    assert not (outside / "new.jsonl").exists()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A home whose sessions dir holds a link out, next to a folder that must stay untouched."""
+    root = tmp_path_factory.mktemp("world")
+    outside = root / "outside"
+    outside.mkdir()
+    (outside / "secret.jsonl").write_text('{"type": "meta"}\n')
+    (root / "home" / "sessions").mkdir(parents=True)
+    (root / "home" / "sessions" / "link.jsonl").symlink_to(outside / "secret.jsonl")
+    (root / "home" / "sessions" / "up").symlink_to(outside)
+    return root
+
+
+def fingerprint(folder):
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir" for p in folder.rglob("*")}
+
+
+class _Quiet:
+    messages = [user("hi")]
+    llm = type("M", (), {"model": "m"})()
+    workspace = type("W", (), {"cwd": "/"})()
+
+    def subscribe(self, fn):
+        return fn
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(st.sampled_from(HOSTILE + ["link", "up/secret", "up", "ok-id"]), st.text(max_size=80),
+                 st.from_regex(r"[A-Za-z0-9_\-./%\\\x00~]{0,70}", fullmatch=True)))
+def test_fuzzed_ids_never_reach_outside_the_sessions_dir(world, monkeypatch, session_id):
+    home, outside = world / "home", world / "outside"
+    folder = (home / "sessions").resolve()
+    if session_id.startswith("/"):  # aim absolute paths at the sandbox, not at the real /
+        session_id = f"{outside}{session_id}"
+    before = fingerprint(outside)
+    # Every open and mkdir is checked, and one outside the folder is refused as well as recorded:
+    # should the code under test ever break, this test still writes nothing outside the sandbox.
+    escapes = []
+
+    def guard(real, allowed):
+        def checked(path, *args, **kwargs):
+            if not allowed(Path(os.fsdecode(path)).resolve()):
+                escapes.append(path)
+                raise PermissionError(f"test guard: {path}")
+            return real(path, *args, **kwargs)
+        return checked
+
+    monkeypatch.setattr(os, "open", guard(os.open, lambda p: folder in (p, p.parent)))
+    monkeypatch.setattr(os, "mkdir", guard(os.mkdir, lambda p: p == folder))
+    for attempt in (lambda: load(home, session_id), lambda: SessionLog(home, session_id).attach(_Quiet()).save(),
+                    lambda: SessionLog(home, session_id, resume=True).attach(_Quiet()).save()):
+        try:
+            attempt()
+        except (SessionError, PermissionError):
+            pass
+    monkeypatch.undo()
+    assert escapes == []
+    assert fingerprint(outside) == before
+    assert {p.parent.resolve() for p in world.rglob("*") if p.is_file() and not p.is_symlink()} <= {
+        folder, outside.resolve()}
+
+
+# --- kill -9 ---------------------------------------------------------------------------------------------
+
+WRITER = textwrap.dedent("""
+    import random, sys
+    sys.path.insert(0, sys.argv[2])
+    from corecoder import Agent, FunctionLLM
+    from corecoder.messages import user
+    from corecoder.session import SessionLog
+    from corecoder.tools.base import Tool
+
+    class Big(Tool):
+        name = "big"
+        parameters = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+        def run(self, ws, n):
+            return str(n) * random.randint(1, 300_000)  # long lines: a kill can land in the middle of one
+
+    class Squash:  # every few rounds the history is replaced, as compaction does
+        def prepare(self, messages, agent, overflow=False):
+            if len(messages) > 12 and messages[-1]["role"] != "tool":
+                return [user("[summary]"), *messages[-1:]]
+            return messages
+
+    def reply(messages, tools):
+        n = len(messages)
+        return {"tool_calls": [{"name": "big", "arguments": {"n": n}}, {"name": "big", "arguments": {"n": n + 1}}]}
+
+    agent = Agent(FunctionLLM(reply), tools=[Big()], max_rounds=10**6, context=Squash(), cwd=sys.argv[1])
+    log = SessionLog(sys.argv[1], "victim").attach(agent)
+    started = []
+    agent.subscribe(lambda e: log.path.exists() and not started and (started.append(1), print("go", flush=True)))
+    while True:
+        agent.chat("more")
+""")
+
+
+def run_and_kill(script, args, rng, delay):
+    child = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = child.stdout.readline()
+    if line == b"go\n":
+        time.sleep(delay)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert line == b"go\n", child.stderr.read().decode()
+
+
+def test_kill_9_during_writes_never_leaves_a_session_that_will_not_load(tmp_path):
+    rng = random.Random(5)
+    homes = [tmp_path / f"trial{n}" for n in range(30)]
+    for home in homes:
+        home.mkdir()
+    with ThreadPoolExecutor(10) as pool:
+        list(pool.map(lambda h: run_and_kill(WRITER, [str(h), str(ROOT)], rng, rng.uniform(0.05, 0.4)), homes))
+    torn = 0
+    for home in homes:
+        data = (home / "sessions" / "victim.jsonl").read_bytes()
+        torn += not data.endswith(b"\n")
+        messages, meta = load(home, "victim")
+        check_history(messages)
+        assert meta["id"] == "victim" and messages
+        agent = make(home, ["resumed"])
+        SessionLog(home, "victim", resume=True).attach(agent)
+        assert agent.chat("go on") == "resumed"
+        assert load(home, "victim")[0] == agent.messages
+    print(f"{torn} of {len(homes)} trials were killed mid-line")
