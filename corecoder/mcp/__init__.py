@@ -1,0 +1,23 @@
+"""The MCP client: other programs' tools, over stdio, as the agent's own (chapter 7).
+
+    config.py   which servers: mcp.json in CORECODER_HOME and the project's .corecoder/
+    client.py   one server: its process, JSON-RPC 2.0 line by line, the handshake
+    tools.py    its tools as Tool objects named mcp__SERVER__TOOL; results as text
+    hub.py      all servers, attached to an agent; /mcp status and reconnect
+
+    hub = MCPHub.from_config(config.home, Path.cwd()).start()
+    hub.attach(agent)
+    ...
+    hub.close()
+
+Standard library only: writing the client is the lesson. The official `mcp` package
+is used by the tests alone, to be sure this client talks to real servers.
+"""
+
+from .client import KNOWN_VERSIONS, PROTOCOL_VERSION, MCPClient, MCPError
+from .config import MCPConfigError, ServerSpec, load_servers, read_mcp_json
+from .hub import MCPHub, ServerStatus
+from .tools import MCPTool, render, tool_name
+
+__all__ = ["KNOWN_VERSIONS", "PROTOCOL_VERSION", "MCPClient", "MCPError", "MCPConfigError", "ServerSpec",
+           "load_servers", "read_mcp_json", "MCPHub", "ServerStatus", "MCPTool", "render", "tool_name"]

@@ -1,0 +1,336 @@
+"""The MCP client: a real server written with the official SDK, a misbehaving one, and the agent.
+
+Every server process a test starts is ended by the time the test is over; the
+`spawned` fixture checks it.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from corecoder import Agent, ScriptedLLM, check_history
+from corecoder.mcp import MCPConfigError, MCPHub, MCPTool, ServerSpec, load_servers, render, tool_name
+from corecoder.mcp import client as client_module
+from corecoder.tools.base import ToolError
+from corecoder.workspace import Workspace
+
+SERVERS = Path(__file__).parent / "mcp_servers"
+
+
+@pytest.fixture
+def spawned(monkeypatch):
+    """Every process started while the test runs; at the end, each must have exited."""
+    started = []
+
+    class Recorded(subprocess.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
+    yield started
+    assert all(p.poll() is not None for p in started), "a server process outlived its test"
+
+
+@pytest.fixture
+def hubs(spawned, tmp_path):
+    """Make hubs over bad_server.py, each with its own flags; all are closed after the test."""
+    made = []
+
+    def make(*flags, root=tmp_path, extra=None, **timeouts):
+        servers = {"bad": ServerSpec("bad", sys.executable, [str(SERVERS / "bad_server.py"), *flags]), **(extra or {})}
+        hub = MCPHub(servers, root, **timeouts)
+        made.append(hub)
+        return hub.start()
+
+    yield make
+    for hub in made:
+        hub.close()
+
+
+def tools_of(hub) -> dict[str, MCPTool]:
+    return {t.name: t for t in hub.tools()}
+
+
+def run(hub, name, **args):
+    return tools_of(hub)[name].run(Workspace(hub.root), **args)
+
+
+# -- a real server, written with the official SDK --------------------------------
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    spec = ServerSpec("real", sys.executable, [str(SERVERS / "real_server.py")])
+    hub = MCPHub({"real": spec}, tmp_path_factory.mktemp("project")).start()
+    process = hub.clients["real"].process
+    yield hub
+    hub.close()
+    assert process.poll() is not None
+
+
+def test_real_server_shakes_hands_and_lists_every_page(real):
+    client = real.clients["real"]
+    assert (client.state, client.error) == ("ready", "")
+    assert client.protocol_version == "2025-11-25"
+    tools = tools_of(real)  # served two a page: four tools means nextCursor was followed
+    assert list(tools) == ["mcp__real__add", "mcp__real__divide", "mcp__real__stats", "mcp__real__pixel"]
+    add = tools["mcp__real__add"]
+    assert add.description == "Add two integers." and add.mutating
+    assert add.parameters["required"] == ["a", "b"] and add.parameters["properties"]["a"]["type"] == "integer"
+    assert add.schema()["function"]["name"] == "mcp__real__add"
+
+
+def test_real_server_calls_and_their_results_as_text(real):
+    assert run(real, "mcp__real__add", a=2, b=3) == "5"
+    assert json.loads(run(real, "mcp__real__stats", numbers=[1, 2, 6])) == {"count": 3, "mean": 3.0}
+    assert run(real, "mcp__real__pixel") == "[image: image/png, 16 bytes]"
+
+
+def test_real_server_error_result_is_a_tool_error(real):
+    with pytest.raises(ToolError, match="division by zero"):
+        run(real, "mcp__real__divide", a=1, b=0)
+    assert real.clients["real"].state == "ready"  # a tool's error is not the server's
+
+
+def test_real_server_through_the_agent(real, tmp_path):
+    llm = ScriptedLLM([{"tool_calls": [{"name": "mcp__real__divide", "arguments": {"a": 1, "b": 0}},
+                                       {"name": "mcp__real__add", "arguments": {"a": 1, "b": 1}}]}, "done"])
+    agent = Agent(llm, tools=[], cwd=tmp_path)
+    real.attach(agent)
+    assert agent.chat("compute") == "done"
+    results = [m["content"] for m in agent.messages if m["role"] == "tool"]
+    assert results[0].startswith("mcp__real__divide failed: ") and "division by zero" in results[0]
+    assert results[1] == "2"
+
+
+# -- results, names and configuration, without a process ---------------------------
+
+def test_render_each_kind_of_content():
+    assert render({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}) == "a\nb"
+    assert render({"content": [{"type": "image", "mimeType": "image/png", "data": "AAAA"},
+                               {"type": "audio", "mimeType": "audio/wav", "data": "AAA="}]}) == \
+        "[image: image/png, 3 bytes]\n[audio: audio/wav, 2 bytes]"
+    assert render({"content": [{"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
+                               {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAAA"}},
+                               {"type": "resource_link", "uri": "file:///c.md", "name": "c"}]}) == \
+        "[resource: file:///a.txt]\nhello\n[resource: file:///b.bin]\n[resource: file:///c.md]"
+    structured = {"content": [], "structuredContent": {"n": 1}}
+    assert json.loads(render(structured)) == {"n": 1}  # no text: the structured content is the result
+    assert render({**structured, "content": [{"type": "text", "text": "one"}]}) == "one"  # text mirrors it
+    assert render({"content": [{"type": "hologram"}]}) == "[hologram content]"
+
+
+def test_tool_names_are_sanitized_and_capped():
+    assert tool_name("my server", "do.it/now") == "mcp__my_server__do_it_now"
+    assert tool_name("files", "read-file") == "mcp__files__read-file"
+    long = tool_name("s" * 40, "t" * 40)
+    assert len(long) == 64 and long.startswith("mcp__" + "s" * 40 + "__t")
+
+
+def test_config_project_overrides_home(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".corecoder").mkdir(parents=True)
+    home.mkdir()
+    assert load_servers(home, project) == {}  # no files, no servers
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "files": {"command": "files-server"}, "web": {"command": "web", "args": ["--port", "0"]}}}))
+    (project / ".corecoder" / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "files"], "env": {"ROOT": "."}}}}))
+    servers = load_servers(home, project)
+    assert servers["files"] == ServerSpec("files", "npx", ["-y", "files"], {"ROOT": "."})
+    assert servers["web"] == ServerSpec("web", "web", ["--port", "0"])
+
+
+@pytest.mark.parametrize("text, complaint", [
+    ('{"mcpServers": {', "not valid JSON: .* line 1"),
+    ('["a"]', "expected"),
+    ('{"mcpServers": {"x": {"args": []}}}', "server 'x' needs \"command\""),
+    ('{"mcpServers": {"x": {"url": "http://localhost:1"}}}', "only stdio servers"),
+    ('{"mcpServers": {"x": {"command": "y", "args": "--flag"}}}', "list of strings"),
+    ('{"mcpServers": {"x": {"command": "y", "env": {"N": 1}}}}', "string values"),
+])
+def test_a_malformed_mcp_json_is_a_clear_error_naming_the_file(tmp_path, text, complaint):
+    (tmp_path / "mcp.json").write_text(text)
+    with pytest.raises(MCPConfigError, match=complaint) as caught:
+        load_servers(tmp_path, tmp_path / "project")
+    assert isinstance(caught.value, ValueError) and str(tmp_path / "mcp.json") in str(caught.value)
+
+
+# -- a server that misbehaves ------------------------------------------------------
+
+def test_megabytes_on_stderr_never_block_the_server(hubs):
+    hub = hubs("--stderr-mb", "8", call_timeout=10)
+    started = time.monotonic()
+    assert run(hub, "mcp__bad__echo", text="still here") == "still here"  # 8 MB: 128 times a pipe's buffer
+    assert time.monotonic() - started < 5
+    stderr = hub.clients["bad"].stderr
+    assert len(stderr) == 200 and stderr[-1] == "x" * 1000  # the last 200 lines, each cut to 1,000 characters
+
+
+def test_a_banner_on_stdout_is_skipped_with_a_warning(hubs):
+    hub = hubs("--banner")
+    [row] = hub.status()
+    assert (row.state, row.tools) == ("ready", 4)
+    assert "not JSON-RPC" in row.note and "bad server 0.1" in row.note
+    assert run(hub, "mcp__bad__echo", text="hi") == "hi"
+
+
+def test_a_crash_mid_call_fails_that_call_and_the_next_until_reconnect(hubs, tmp_path):
+    hub = hubs()
+    agent = Agent(ScriptedLLM([]), tools=[], cwd=tmp_path)
+    hub.attach(agent)
+    with pytest.raises(ToolError, match=r"MCP server bad could not run crash: .*exited with code 3") as caught:
+        run(hub, "mcp__bad__crash")
+    assert "crashing on purpose" in str(caught.value)  # its last words on stderr
+    assert hub.status()[0].state == "dead"
+    started = time.monotonic()
+    with pytest.raises(ToolError, match=r"exited with code 3.*/mcp reconnect bad"):
+        run(hub, "mcp__bad__echo", text="anyone?")
+    assert time.monotonic() - started < 1  # known dead: no waiting for a timeout
+    old = agent.tools["mcp__bad__echo"]
+    row = hub.reconnect("bad")
+    assert (row.state, row.tools) == ("ready", 4)
+    assert agent.tools["mcp__bad__echo"] is not old  # the agent got the tools as they are now
+    assert agent.tools["mcp__bad__echo"].run(Workspace(tmp_path), text="back") == "back"
+    with pytest.raises(KeyError, match="no MCP server named 'nope'"):
+        hub.reconnect("nope")
+
+
+def test_a_hung_call_times_out_and_the_server_goes_on(hubs):
+    hub = hubs(call_timeout=0.5)
+    started = time.monotonic()
+    with pytest.raises(ToolError, match=r"no answer to tools/call within 0.5 s"):
+        run(hub, "mcp__bad__hang")
+    assert time.monotonic() - started < 2
+    assert hub.status()[0].state == "error"
+    assert run(hub, "mcp__bad__echo", text="ok") == "ok"  # the late answer never comes; others do
+    row = hub.status()[0]
+    assert row.state == "ready" and "no answer" in row.note  # the error stays on record
+
+
+def test_servers_that_fail_to_start_do_not_stop_the_others(hubs, tmp_path):
+    hang = ServerSpec("hang", sys.executable, [str(SERVERS / "bad_server.py"), "--hang-start"])
+    missing = ServerSpec("missing", str(tmp_path / "no-such-server"))
+    dies = ServerSpec("dies", sys.executable, ["-c", "import sys; sys.stderr.write('no config\\n'); sys.exit(2)"])
+    started = time.monotonic()
+    hub = hubs(extra={"hang": hang, "missing": missing, "dies": dies}, startup_timeout=0.5)
+    assert time.monotonic() - started < 3  # started side by side, each within its own timeout
+    rows = {row.name: row for row in hub.status()}
+    assert (rows["bad"].state, rows["bad"].tools) == ("ready", 4)
+    assert rows["hang"].state == "error" and "no answer to initialize" in rows["hang"].note
+    assert rows["missing"].state == "error" and "cannot start" in rows["missing"].note
+    assert rows["dies"].state == "dead" and "code 2" in rows["dies"].note and "no config" in rows["dies"].note
+    assert hub.clients["hang"].process is None  # a hung server is not left running
+    assert set(tools_of(hub)) == {"mcp__bad__echo", "mcp__bad__crash", "mcp__bad__hang", "mcp__bad__grow"}
+
+
+def test_close_ends_a_server_that_ignores_eof_and_sigterm(hubs, monkeypatch):
+    monkeypatch.setattr(client_module, "GRACE", 0.2)  # stdin closed, 0.2 s, SIGTERM, 0.2 s, SIGKILL
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
+    stubborn = ServerSpec("stubborn", sys.executable, ["-c", code])
+    started = time.monotonic()
+    hub = hubs(extra={"stubborn": stubborn}, startup_timeout=0.3)
+    assert time.monotonic() - started < 2
+    assert hub.clients["stubborn"].state == "error"  # and `spawned` checks that it is gone
+
+
+def test_requests_from_the_server_are_answered_and_the_reply_still_arrives(hubs, tmp_path):
+    hub = hubs("--ask")  # ping, roots/list and an unknown request, each with the pending call's id
+    text = run(hub, "mcp__bad__echo", text="hi")
+    assert text.startswith("hi")
+    answers = json.loads(text[2:])
+    assert answers["ping"]["result"] == {}
+    assert answers["roots/list"]["result"]["roots"] == [{"uri": tmp_path.resolve().as_uri(), "name": tmp_path.name}]
+    assert answers["sampling/createMessage"]["error"]["code"] == -32601
+
+
+def test_an_older_known_protocol_version_is_accepted(hubs):
+    hub = hubs("--version", "2024-11-05")
+    assert hub.clients["bad"].protocol_version == "2024-11-05" and hub.status()[0].state == "ready"
+
+
+def test_an_unknown_newer_protocol_version_is_refused_clearly(hubs):
+    hub = hubs("--version", "2099-01-01")
+    row = hub.status()[0]
+    assert row.state == "error" and "'2099-01-01'" in row.note and "2025-11-25" in row.note
+    assert hub.clients["bad"].process is None and hub.tools() == []
+
+
+def test_tools_list_is_followed_page_by_page(hubs):
+    hub = hubs("--page", "1")
+    assert [t.remote for t in hub.tools()] == ["echo", "crash", "hang", "grow"]
+    assert tools_of(hub)["mcp__bad__crash"].parameters == {"type": "object"}  # no inputSchema given
+
+
+def test_a_notification_before_the_initialize_reply_is_not_taken_for_it(hubs):
+    hub = hubs("--notify-early")
+    assert hub.status()[0].state == "ready" and len(hub.tools()) == 4
+
+
+def test_list_changed_refreshes_the_tools_at_the_next_round(hubs, tmp_path):
+    hub = hubs()
+    llm = ScriptedLLM([{"tool_calls": [{"name": "mcp__bad__grow"}]},
+                       {"tool_calls": [{"name": "mcp__bad__extra"}]}, "done"])
+    agent = Agent(llm, tools=[], cwd=tmp_path)
+    hub.attach(agent)
+    assert agent.chat("grow, then use the new tool") == "done"
+    assert "mcp__bad__extra" not in llm.requests[0]["tools"]
+    assert "mcp__bad__extra" in llm.requests[1]["tools"]  # listed again between the rounds
+    assert [m["content"] for m in agent.messages if m["role"] == "tool"] == ["grown", "extra ran"]
+    assert hub.status()[0].tools == 5
+
+
+# -- through the agent -------------------------------------------------------------
+
+def test_mcp_calls_through_the_agent_and_a_dead_server_is_just_a_result(hubs, tmp_path):
+    hub = hubs()
+    llm = ScriptedLLM([
+        {"tool_calls": [{"name": "mcp__bad__echo", "arguments": {"text": "hello"}},  # two at once
+                        {"name": "mcp__bad__echo", "arguments": {"text": "world"}}]},
+        {"tool_calls": [{"name": "mcp__bad__crash"}]},
+        {"tool_calls": [{"name": "mcp__bad__echo", "arguments": {"text": "again"}}]},
+        "the server is gone; carrying on",
+    ])
+    agent = Agent(llm, tools=[], cwd=tmp_path)
+    hub.attach(agent)
+    assert agent.chat("use the server") == "the server is gone; carrying on"
+    check_history(agent.messages)
+    results = [m["content"] for m in agent.messages if m["role"] == "tool"]
+    assert results[:2] == ["hello", "world"]
+    assert results[2].startswith("mcp__bad__crash failed: MCP server bad could not run crash: ")
+    assert results[3].startswith("mcp__bad__echo failed: ") and "/mcp reconnect bad" in results[3]
+
+
+# -- an npm server, when one is installed ------------------------------------------
+
+def everything_server() -> str | None:
+    """@modelcontextprotocol/server-everything, if installed: MCP_EVERYTHING names its executable.
+
+    Installing it takes an npm install (seconds, and the network), too slow for every run:
+        npm install --prefix ~/.cache/corecoder-npm @modelcontextprotocol/server-everything
+        export MCP_EVERYTHING=~/.cache/corecoder-npm/node_modules/.bin/mcp-server-everything
+    """
+    path = os.environ.get("MCP_EVERYTHING") or shutil.which("mcp-server-everything")
+    return path if path and shutil.which("node") else None
+
+
+@pytest.mark.skipif(everything_server() is None, reason="server-everything is not installed (see everything_server)")
+def test_the_npm_everything_server(spawned, tmp_path):
+    hub = MCPHub({"ev": ServerSpec("ev", everything_server())}, tmp_path).start()
+    try:
+        assert hub.status()[0].state == "ready"
+        assert run(hub, "mcp__ev__echo", message="hi") == "Echo: hi"
+        assert "[image: image/png" in run(hub, "mcp__ev__get-tiny-image")
+        assert tmp_path.resolve().as_uri() in run(hub, "mcp__ev__get-roots-list")  # it asked us: roots/list
+        agent = Agent(ScriptedLLM(["ok"]), tools=[], cwd=tmp_path)
+        hub.attach(agent)
+        assert agent.chat("hi") == "ok"  # its list_changed after initialize: listed again, nothing lost
+        assert not hub.clients["ev"].stale.is_set() and "mcp__ev__echo" in agent.tools
+    finally:
+        hub.close()
