@@ -1,50 +1,108 @@
-"""Assembling the agent the `corecoder` command runs, and running one task with `-p`.
+"""Assembling what the `corecoder` command runs, and running one task with `-p`.
 
-Kept apart from cli.py so that `corecoder --version` and `--help` import none of it.
+`start` builds the agent and everything a real session puts around it: the model
+client from the config, the gates in their order (plan mode, hooks, consent,
+checkpoints), compaction sized to the model, cost accounting, the session log, and
+the MCP servers. Kept apart from cli.py so `--version` and `--help` import none of it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from .agent import Agent
-from .calls import Gate
+from .checkpoints import Checkpoints
+from .config import Config, ConfigError, load_config, require_key
 from .context import Compactor
 from .events import Finished, UsageReported, WorkerEvent
+from .gates import PlanMode
+from .hooks import HookError, Hooks, load_hooks
+from .mcp import MCPConfigError
 from .messages import IllegalHistory, ModelError
+from .permissions import Consent
+from .pricing import Ledger, load_prices
 from .scripted import ScriptError
+from .session import SessionError, SessionLog
 from .trace import Printer
 
 # What ends a task with a message instead of a traceback: the model gave up for good,
 # a script ran out, or a history the API would reject. Anything else is a bug to see.
 FAILURES = (ModelError, ScriptError, IllegalHistory)
+# What stops the command from starting, said in one line: a setting, a hooks or mcp.json file, a session id.
+STARTUP_ERRORS = (ConfigError, HookError, SessionError, MCPConfigError)
 
 
-def start(model: str | None, gates: list[Gate] = ()):
-    """Config, agent and ledger for this directory and environment. Raises ConfigError."""
-    from .config import load_config, require_key
-    from .pricing import Ledger, load_prices
+@dataclass
+class App:
+    """One run of the command: the agent, and the pieces the REPL's commands reach for."""
 
-    config = load_config(Path.cwd(), os.environ, model=model)
+    config: Config
+    agent: Agent
+    ledger: Ledger
+    plan: PlanMode
+    hooks: Hooks
+    consent: Consent
+    checkpoints: Checkpoints
+    log: SessionLog
+    mcp: object | None = None  # an MCPHub when mcp.json names servers
+
+
+def start(model: str | None = None, *, yes: bool = False, resume: str | None = None, warn=None) -> App:
+    """Everything for this directory and environment. Raises one of STARTUP_ERRORS."""
+    cwd, warn = Path.cwd(), warn or (lambda text: print(f"warning: {text}", file=sys.stderr))
+    config = load_config(cwd, os.environ, model=model)
+    log = SessionLog(config.home, resume, resume=resume is not None, on_error=warn)
+    if resume and not model and log.meta.get("model"):  # carry on with the model the session used
+        config = load_config(cwd, os.environ, model=log.meta["model"])
     require_key(config)
-    ledger = Ledger(load_prices(config.home))
-    agent = Agent(connect(config), cwd=Path.cwd(), gates=list(gates),
+    app = assemble(config, connect(config), cwd, log, yes=yes, warn=warn)
+    app.mcp = start_mcp(config, cwd, app.agent, warn)
+    return app
+
+
+def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes: bool = False, warn=print) -> App:
+    """The agent with its gates in their order, compaction, cost accounting and session log."""
+    plan = PlanMode()
+    hooks = Hooks(load_hooks(config.home / "hooks.json", cwd / ".corecoder" / "hooks.json"), warn=warn)
+    consent = Consent(None, allow_all=yes, home=config.home)
+    checkpoints = Checkpoints(config.home, cwd)
+    agent = Agent(llm, tools, cwd=cwd, gates=[plan, hooks, consent, checkpoints],
                   context=Compactor(window=config.context_window))
+    ledger = Ledger(load_prices(config.home))
     agent.subscribe(lambda event: count_usage(ledger, event))
-    return config, agent, ledger
+    app = App(config, agent, ledger, plan, hooks, consent, checkpoints, log)
+    log.model_of = lambda _agent: app.config.label  # "provider/model", so resuming picks the provider too
+    log.attach(agent)
+    return app
 
 
-def connect(config):
-    """The real client for a config: how the CLI starts, and how /model switches."""
+def start_mcp(config: Config, cwd: Path, agent: Agent, warn):
+    """The MCP servers named in mcp.json (config dir, then project), their tools given to the agent."""
+    from .mcp import MCPHub, load_servers
+
+    servers = load_servers(config.home, cwd)
+    if not servers:
+        return None
+    hub = MCPHub(servers, cwd).start()
+    for row in hub.status():
+        if row.state != "ready":
+            warn(f"MCP server {row.name} is {row.state}: {row.note} (/mcp reconnect {row.name} to retry)")
+    hub.attach(agent)
+    return hub
+
+
+def connect(config: Config):
+    """The real client for a config: how the command starts, and how /model switches."""
     from .llm import LLM
 
     return LLM(config.model, base_url=config.base_url, api_key=config.api_key, stream=config.stream,
                keep_reasoning=config.provider.reasoning_in_history)
 
 
-def count_usage(ledger, event) -> None:
+def count_usage(ledger: Ledger, event) -> None:
     """Every model call's usage, the sub-agents' included, priced at its own model's rate."""
     while isinstance(event, WorkerEvent):
         event = event.event
@@ -52,23 +110,9 @@ def count_usage(ledger, event) -> None:
         ledger.add(event.model, event.usage)
 
 
-class NoMutations(Gate):
-    """-p without --yes: nobody is there to ask, so tools that change things are refused.
-
-    A stand-in for real consent (a later chapter): the model is told why, and can
-    still read, search and answer.
-    """
-
-    name = "consent"
-
-    def before(self, tool, args: dict, workspace) -> str | None:
-        if tool.mutating:
-            return f"mutating tools are off in -p mode without --yes; rerun with --yes to allow {tool.name}"
-        return None
-
-
-def run_once(agent: Agent, ledger, prompt: str) -> int:
+def run_once(app: App, prompt: str) -> int:
     """One task, unattended. Exit status: 0 answered, 1 failed or gave up, 130 interrupted."""
+    agent = app.agent
     progress = agent.subscribe(Printer(sys.stderr))
     endings: list[str] = []
     agent.subscribe(lambda event: isinstance(event, Finished) and endings.append(event.reason))
@@ -80,7 +124,10 @@ def run_once(agent: Agent, ledger, prompt: str) -> int:
     except FAILURES as e:
         progress.line(f"error: {e}")
         return 1
-    progress.line(ledger.summary())
+    finally:
+        if app.mcp is not None:
+            app.mcp.close()
+    progress.line(app.ledger.summary())
     if endings[-1:] != ["answer"]:
         return 1  # max rounds: the Printer has shown the stop message on stderr
     print(answer, flush=True)

@@ -21,7 +21,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"corecoder {__version__}")
     p.add_argument("-p", "--prompt", help="run this one task and exit; the answer goes to stdout")
     p.add_argument("--yes", action="store_true",
-                   help="with -p: allow tools that change files or run commands (write_file, edit_file, bash)")
+                   help="allow tools that change files or run commands without asking (plan mode still wins)")
+    p.add_argument("--resume", metavar="ID", help="carry on a saved session (see /sessions in the REPL)")
     p.add_argument("-m", "--model", help="provider/model (deepseek/deepseek-chat) or a model name; "
                    "default: CORECODER_MODEL, then .env, then gpt-4o-mini")
     p.add_argument("--demo", action="store_true",
@@ -36,20 +37,18 @@ def main(argv: list[str] | None = None) -> int:
 
         run_demo()
         return 0
-    from .app import NoMutations, run_once, start
-    from .config import ConfigError
+    from .app import STARTUP_ERRORS, run_once, start
 
-    unattended = args.prompt is not None and not args.yes
     try:
-        config, agent, ledger = start(args.model, gates=[NoMutations()] if unattended else [])
-    except ConfigError as e:
+        app = start(args.model, yes=args.yes, resume=args.resume)
+    except STARTUP_ERRORS as e:
         print(f"corecoder: {e}", file=sys.stderr)
         return 1
     if args.prompt is not None:
-        return run_once(agent, ledger, args.prompt)
+        return run_once(app, args.prompt)
     from .repl import run_repl
 
-    return run_repl(agent, ledger, config)
+    return run_repl(app)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ Ctrl+D leaves.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -25,27 +26,42 @@ HELP = (
     ("/help", "list these commands"),
     ("/model [NAME]", "show the model, or switch to NAME (provider/model); the conversation carries on"),
     ("/tokens", "tokens and cost so far, and how long the history is"),
+    ("/context", "how full the context window is, and the project instructions in use"),
     ("/compact [FOCUS]", "shrink the history, keeping what FOCUS names"),
+    ("/plan", "plan mode on or off: read-only until you approve (type approve) the agent's plan"),
+    ("/undo", "put back the last file the agent wrote or edited"),
+    ("/diff", "the files the agent changed in this session"),
+    ("/save", "write the session to disk now (it is saved as you go, too)"),
+    ("/sessions", "the saved sessions; resume one with `corecoder --resume ID`"),
+    ("/mcp [reconnect NAME]", "the MCP servers and their state; restart one"),
     ("/reset", "start over: clear the history and the todo list"),
     ("/quit, /exit", "leave (Ctrl+D at the prompt does too)"),
 )
+FILES = ("hooks.json", "mcp.json", "pricing.json")  # in the config dir; hooks.json and mcp.json also in .corecoder/
 KEYS = "Enter sends · Alt+Enter (or Esc, Enter) adds a line · Ctrl+C stops a turn"
 
 
 class Repl:
-    def __init__(self, agent, ledger, console, session, config, *, env: Mapping[str, str] | None = None,
+    def __init__(self, app, console, session, *, env: Mapping[str, str] | None = None,
                  cwd: Path | None = None, connect: Callable = connect):
-        self.agent = agent
-        self.ledger = ledger
+        self.app = app
+        self.agent = app.agent
+        self.ledger = app.ledger
         self.console = console
         self.session = session
-        self.config = config
         self.env = os.environ if env is None else env  # where /model looks for keys and base URLs
         self.cwd = Path.cwd() if cwd is None else cwd  # where /model looks for .env: where we started
         self.connect = connect
-        self.renderer = agent.subscribe(Renderer(console))
+        self.renderer = self.agent.subscribe(Renderer(console))
+        app.consent.ask = self.ask  # consent questions come to this terminal
         self.commands = {"help": self.help, "model": self.model, "tokens": self.tokens, "compact": self.compact,
-                         "reset": self.reset, "quit": self.quit, "exit": self.quit}
+                         "context": self.context, "plan": self.plan, "undo": self.undo, "diff": self.diff,
+                         "save": self.save, "sessions": self.sessions, "mcp": self.mcp, "reset": self.reset,
+                         "quit": self.quit, "exit": self.quit}
+
+    @property
+    def config(self):
+        return self.app.config
 
     def run(self) -> int:
         self.banner()
@@ -64,6 +80,10 @@ class Repl:
             return True
         if text.startswith("/"):
             return self.command(text)
+        if self.app.plan.on and text.lower() in ("approve", "approved", "go", "go ahead"):
+            self.app.plan.on = False
+            self.say("plan approved: plan mode is off", "green")
+            text = "I approve the plan. Carry it out now."
         self.attempt(self.agent.chat, text)
         self.say(self.ledger.summary(), "dim")
         return True
@@ -95,7 +115,19 @@ class Repl:
 
     def banner(self) -> None:
         self.say(f"corecoder {__version__} · {self.config.label} · {self.cwd}", "bold")
+        hooks, servers = self.app.hooks.count(), len(self.app.mcp.status()) if self.app.mcp else 0
+        self.say(f"session {self.app.log.id} · {hooks} hook{'s' * (hooks != 1)} · "
+                 f"{servers} MCP server{'s' * (servers != 1)}", "dim")
         self.say(f"/help for commands · {KEYS}", "dim")
+
+    def ask(self, tool, args: dict) -> str:
+        """Consent: may this call run? Once, always (for this tool, in this project), or no."""
+        from .trace import call_line
+
+        self.renderer.close()
+        self.say(f"allow {call_line(tool.name, json.dumps(args))}?", "bold yellow")
+        answer = self.session.prompt("  [y]es once · [a]lways for this tool · [n]o › ").strip().lower()
+        return {"y": "once", "yes": "once", "a": "always", "always": "always"}.get(answer, "deny")
 
     # The commands. Each takes the text after its name; `quit` returns False.
 
@@ -104,6 +136,8 @@ class Repl:
         for usage, what in HELP:
             self.say(f"  {usage.ljust(width)}  {what}")
         self.say(KEYS, "dim")
+        self.say(f"files: {', '.join(FILES)} in {self.config.home}; hooks.json and mcp.json also in .corecoder/; "
+                 "AGENTS.md (or CLAUDE.md) in the project", "dim")
 
     def model(self, name: str = "") -> None:
         from .config import ConfigError, load_config, require_key
@@ -123,7 +157,7 @@ class Repl:
             for message in self.agent.messages:
                 message.pop("reasoning_content", None)
         self.agent.llm = self.connect(config)  # each call is priced by the model that served it
-        self.config = config
+        self.app.config = config
         self.say(f"model: {config.label} (the conversation carries on)")
 
     def tokens(self, arg: str = "") -> None:
@@ -139,6 +173,65 @@ class Repl:
         before = len(self.agent.messages)
         self.attempt(compact, self.agent, focus or None)
         self.say(f"history: {before} → {len(self.agent.messages)} messages", "dim")
+
+    def context(self, arg: str = "") -> None:
+        from .instructions import instruction_files
+        from .tokens import Estimate, tools_tokens, window_for
+
+        window = getattr(self.agent.context, "window", None) or window_for(self.agent.llm.model)
+        schemas = [t.schema() for t in self.agent.tools.values()]
+        used = Estimate().of(self.agent.request(), tools_tokens(schemas))
+        self.say(f"context: ~{used:,} of {window:,} tokens ({used / window:.0%}) · "
+                 f"{len(self.agent.messages)} messages · {len(schemas)} tools")
+        files = instruction_files(self.agent.workspace.cwd)
+        self.say("project instructions: " + (", ".join(str(f) for f in files) if files else "none (AGENTS.md)"),
+                 "dim")
+
+    def plan(self, arg: str = "") -> None:
+        self.app.plan.on = not self.app.plan.on
+        if self.app.plan.on:
+            self.say("plan mode on: the agent may read and search but not change anything; "
+                     "type approve (or /plan) when its plan suits you", "yellow")
+        else:
+            self.say("plan mode off", "green")
+
+    def undo(self, arg: str = "") -> None:
+        self.say(self.app.checkpoints.undo())
+
+    def diff(self, arg: str = "") -> None:
+        changes = self.app.checkpoints.changed_files()
+        if not changes:
+            self.say("no files changed in this session", "dim")
+        for change in changes:
+            self.say(f"{change.status}: {change.path}", "bold")
+            if change.diff:
+                self.say(change.diff)
+
+    def save(self, arg: str = "") -> None:
+        try:
+            self.say(f"saved to {self.app.log.save()}; resume with `corecoder --resume {self.app.log.id}`", "dim")
+        except OSError as e:
+            self.say(f"could not save: {e}", "red")
+
+    def sessions(self, arg: str = "") -> None:
+        from .session import list_sessions
+
+        rows = list_sessions(self.config.home)
+        if not rows:
+            self.say("no saved sessions yet", "dim")
+        for row in rows[:20]:
+            self.say(f"  {row.id}  {row.messages:>4} messages  {row.preview}")
+
+    def mcp(self, arg: str = "") -> None:
+        hub = self.app.mcp
+        if hub is None:
+            self.say("no MCP servers: add them to mcp.json (see /help)", "dim")
+            return
+        words = arg.split()
+        if words[:1] == ["reconnect"] and len(words) == 2:
+            self.attempt(hub.reconnect, words[1])
+        for row in hub.status():
+            self.say(f"  {row.name}: {row.state} · {row.tools} tools" + (f" · {row.note}" if row.note else ""))
 
     def reset(self, arg: str = "") -> None:
         self.agent.messages = []
@@ -166,7 +259,11 @@ def prompt_session(home: Path):
                          prompt_continuation="  ")
 
 
-def run_repl(agent, ledger, config) -> int:
+def run_repl(app) -> int:
     from rich.console import Console
 
-    return Repl(agent, ledger, Console(), prompt_session(config.home), config).run()
+    try:
+        return Repl(app, Console(), prompt_session(app.config.home)).run()
+    finally:
+        if app.mcp is not None:
+            app.mcp.close()

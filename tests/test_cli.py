@@ -6,6 +6,7 @@ to the agent directly as a ScriptedLLM where only the REPL's own behaviour is te
 """
 
 import io
+import json
 import os
 import re
 import select
@@ -19,20 +20,22 @@ import pytest
 from helpers import Boom, Echo
 from rich.console import Console
 
-from corecoder import Agent, FunctionLLM, ScriptedLLM, check_history
-from corecoder.app import NoMutations, run_once
+from corecoder import FunctionLLM, ScriptedLLM, check_history
+from corecoder.app import assemble, run_once
 from corecoder.calls import INTERRUPTED
 from corecoder.config import load_config
 from corecoder.context import KeepEverything
 from corecoder.demo import SCRIPT, copy_project
-from corecoder.events import ReasoningDelta, Retrying, TextDelta, UsageReported
+from corecoder.events import ReasoningDelta, Retrying, TextDelta
 from corecoder.messages import ModelError
-from corecoder.pricing import PRICES, Ledger
+from corecoder.permissions import Consent
 from corecoder.render import Renderer
 from corecoder.repl import HELP, Repl, prompt_session
 from corecoder.serve import ScriptServer
+from corecoder.session import SessionLog
 from corecoder.tools import ReadFile, WriteFile
 from corecoder.trace import Printer
+from corecoder.workspace import Workspace
 
 ANSWER = SCRIPT[-1]
 BUGGY = "    return sum(values) / (len(values) - 1)"
@@ -104,16 +107,18 @@ def test_p_without_yes_refuses_the_tools_that_change_things(tmp_path):
     assert run.returncode == 0, run.stderr
     assert BUGGY in (project / "stats.py").read_text()  # unchanged
     results = told(server)
-    assert "edit_file refused by consent: mutating tools are off in -p mode without --yes" in " ".join(results)
+    assert "edit_file refused by consent: edit_file changes files or runs commands, and there is nobody" \
+        in " ".join(results)
     assert any(r.startswith("bash refused by consent") for r in results)
     assert any("def mean" in r for r in results)  # reading and searching still work
 
 
-def test_the_consent_stand_in_refuses_only_mutating_tools():
-    gate = NoMutations()
+def test_with_nobody_to_ask_consent_refuses_only_mutating_tools(tmp_path):
+    gate = Consent(None)
     assert gate.name == "consent"
-    assert gate.before(ReadFile(), {"path": "x"}, None) is None
-    assert "rerun with --yes to allow write_file" in gate.before(WriteFile(), {"path": "x", "content": ""}, None)
+    assert gate.before(ReadFile(), {"path": "x"}, Workspace(tmp_path)) is None
+    refusal = gate.before(WriteFile(), {"path": "x", "content": ""}, Workspace(tmp_path))
+    assert "nobody to allow it" in refusal and "without --yes" in refusal
 
 
 def test_a_missing_key_is_one_clear_line_not_a_traceback(tmp_path):
@@ -161,10 +166,12 @@ def test_help_does_not_import_the_heavy_libraries():
     assert not imported & {"openai", "rich", "prompt_toolkit"}
 
 
-def test_stopping_at_max_rounds_exits_1_with_the_stop_message(capsys):
-    agent = Agent(ScriptedLLM([{"tool_calls": [{"name": "echo", "arguments": {"text": "x"}}]}]), [Echo()],
-                  max_rounds=1)
-    assert run_once(agent, Ledger(PRICES), "go") == 1
+def test_stopping_at_max_rounds_exits_1_with_the_stop_message(capsys, tmp_path):
+    config = load_config(tmp_path, {"OPENAI_API_KEY": "x", "HOME": str(tmp_path)})
+    app = assemble(config, ScriptedLLM([{"tool_calls": [{"name": "echo", "arguments": {"text": "x"}}]}]), tmp_path,
+                   SessionLog(config.home), tools=[Echo()])
+    app.agent.max_rounds = 1
+    assert run_once(app, "go") == 1
     out, err = capsys.readouterr()
     assert out == ""
     assert "stopped after 1 rounds" in err
@@ -202,13 +209,11 @@ def repl(tmp_path):
     """Makes a Repl over `llm` that will read `lines`, and the string its Console writes to."""
     def make(llm, *lines, tools=None, env=None, cwd=None, **kwargs) -> tuple[Repl, io.StringIO]:
         cwd = cwd or tmp_path  # outside the repository: no .env of ours is picked up
-        agent = Agent(llm, tools, cwd=cwd)
-        ledger = Ledger(PRICES)
-        agent.subscribe(lambda e: isinstance(e, UsageReported) and ledger.add(e.model, e.usage))
+        config = load_config(cwd, env or {"OPENAI_API_KEY": "x", "HOME": str(tmp_path)}, model=llm.model)
+        app = assemble(config, llm, cwd, SessionLog(config.home), tools=tools, yes=True)
         out = io.StringIO()
         console = Console(file=out, width=100, color_system=None)
-        config = load_config(cwd, env or {"OPENAI_API_KEY": "x", "HOME": str(tmp_path)}, model=llm.model)
-        return Repl(agent, ledger, console, Lines(*lines), config, env=env or {}, cwd=cwd, **kwargs), out
+        return Repl(app, console, Lines(*lines), env=env or {}, cwd=cwd, **kwargs), out
 
     return make
 
@@ -232,7 +237,11 @@ def test_help_lists_every_command(repl):
     shell.run()
     for usage, _ in HELP:
         assert usage in out.getvalue()
-    assert set(shell.commands) == {"help", "model", "tokens", "compact", "reset", "quit", "exit"}
+    documented = {word.strip("/,") for usage, _ in HELP for word in usage.split() if word.startswith("/")}
+    assert set(shell.commands) == documented == {"help", "model", "tokens", "context", "compact", "plan", "undo",
+                                                 "diff", "save", "sessions", "mcp", "reset", "quit", "exit"}
+    for name in ("hooks.json", "mcp.json", "pricing.json", "AGENTS.md"):
+        assert name in out.getvalue()
 
 
 def test_an_unknown_command_never_reaches_the_model(repl):
@@ -442,6 +451,8 @@ def test_the_repl_in_a_real_terminal(tmp_path):
             os.write(main, b"hi\r")
             read_until(main, r"Hello from the server\.[\s\S]*tokens in", seen)
             os.write(main, b"take your time\r")
+            read_until(main, r"allow bash\(command=\"sleep 5\"\)\?[\s\S]*\[n\]o", seen)
+            os.write(main, b"y\r")  # consent: yes, once
             read_until(main, r"→ bash", seen)
             os.write(main, b"\x03")  # Ctrl+C, as the terminal sends it: stops the turn, not the REPL
             read_until(main, r"interrupted", seen, timeout=4)
@@ -456,3 +467,115 @@ def test_the_repl_in_a_real_terminal(tmp_path):
     sent = [(m["role"], m["content"]) for m in server.requests[-1]["body"]["messages"][1:]]
     assert sent[0] == ("user", "hi") and sent[-1] == ("user", "still there?")
     assert ("tool", INTERRUPTED) in sent
+
+
+# Issue #5 through the command: consent, plan mode, undo, sessions, hooks, MCP
+
+
+def write_call(path="notes.txt", content="new"):
+    return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
+
+
+def strict_repl(repl, llm, *lines, **kwargs):
+    """A REPL whose consent asks (the fixture's default is --yes)."""
+    shell, out = repl(llm, *lines, **kwargs)
+    shell.app.consent.allow_all = False
+    return shell, out
+
+
+@pytest.mark.parametrize("answer, written", [("y", True), ("a", True), ("n", False), ("", False)])
+def test_consent_is_asked_in_the_terminal(repl, tmp_path, answer, written):
+    shell, out = strict_repl(repl, ScriptedLLM([write_call(), "ok"]), "write it", answer)
+    shell.run()
+    assert 'allow write_file(path="notes.txt", content="new")?' in out.getvalue()
+    assert (tmp_path / "notes.txt").exists() == written
+    if not written:
+        assert "refused by consent: the user said no" in shell.agent.messages[2]["content"]
+
+
+def test_always_is_not_asked_again(repl, tmp_path):
+    llm = ScriptedLLM([write_call("a"), "ok", write_call("b"), "ok"])
+    shell, out = strict_repl(repl, llm, "one", "a", "two")
+    shell.run()
+    assert out.getvalue().count("allow write_file") == 1 and (tmp_path / "b").exists()
+
+
+def test_plan_mode_then_approve(repl, tmp_path):
+    llm = ScriptedLLM([write_call(), "1. write notes.txt", write_call(), "done"])
+    shell, out = repl(llm, "/plan", "add notes", "approve")
+    shell.run()
+    text = out.getvalue()
+    assert "plan mode on" in text and "plan approved" in text
+    first, second = [m["content"] for m in shell.agent.messages if m["role"] == "tool"]
+    assert "refused by plan mode" in first and second.startswith("created notes.txt")
+    assert shell.agent.messages[4]["content"] == "I approve the plan. Carry it out now."
+
+
+def test_undo_and_diff(repl, tmp_path):
+    (tmp_path / "notes.txt").write_text("old\n")
+    shell, out = repl(ScriptedLLM([write_call(content="new\n"), "ok"]), "change it", "/diff", "/undo", "/undo")
+    shell.run()
+    text = out.getvalue()
+    assert "-old" in text and "+new" in text
+    assert (tmp_path / "notes.txt").read_text() == "old\n"
+    assert "nothing to undo" in text.lower()
+
+
+def test_save_sessions_and_context(repl, tmp_path):
+    (tmp_path / "AGENTS.md").write_text("Always run the tests.")
+    shell, out = repl(ScriptedLLM(["hello there"]), "hi", "/save", "/sessions", "/context", "/mcp")
+    shell.run()
+    text = out.getvalue()
+    assert f"--resume {shell.app.log.id}" in text and shell.app.log.id in text.split("/sessions")[-1]
+    assert "tokens (" in text and "AGENTS.md" in text
+    assert "no MCP servers" in text
+
+
+def test_a_session_resumes_with_its_history_and_model(tmp_path):
+    project = copy_project(tmp_path)
+    with ScriptServer(["Remembered: the answer is 42.", "You said 42."]) as server:
+        env = environment(server, tmp_path)
+        first = corecoder("-p", "remember 42", cwd=project, env=env)
+        assert first.returncode == 0, first.stderr
+        sessions = list((tmp_path / "sessions").glob("*.jsonl"))
+        assert len(sessions) == 1
+        second = corecoder("-p", "what did I say?", "--resume", sessions[0].stem, cwd=project,
+                           env={**env, "CORECODER_MODEL": "openai/other-model"})
+        assert second.returncode == 0, second.stderr
+    last = server.requests[-1]["body"]
+    assert last["model"] == "scripted"  # the session's model, not the environment's
+    assert [m["content"] for m in last["messages"][1:]] == ["remember 42", "Remembered: the answer is 42.",
+                                                            "what did I say?"]
+
+
+@pytest.mark.parametrize("bad_id", ["../../etc/passwd", "/etc/passwd", "a/b"])
+def test_a_bad_session_id_is_one_clear_line(tmp_path, bad_id):
+    run = corecoder("-p", "hi", "--resume", bad_id, cwd=tmp_path, env=environment(None, tmp_path,
+                                                                                   OPENAI_API_KEY="x"))
+    assert run.returncode == 1 and "bad session id" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_hooks_load_from_the_project_and_a_broken_file_is_named(tmp_path):
+    project = copy_project(tmp_path)
+    (project / ".corecoder").mkdir()
+    (project / ".corecoder" / "hooks.json").write_text(json.dumps(
+        {"PreToolUse": [{"matcher": "edit_file", "command": "echo 'edits are frozen' >&2; exit 2"}]}))
+    with ScriptServer(SCRIPT) as server:
+        run = corecoder("-p", "fix it", "--yes", cwd=project, env=environment(server, tmp_path))
+    assert run.returncode == 0 and BUGGY in (project / "stats.py").read_text()
+    assert "edit_file refused by hook: edits are frozen" in told(server)
+    (project / ".corecoder" / "hooks.json").write_text("{oops")
+    run = corecoder("-p", "fix it", cwd=project, env=environment(None, tmp_path, OPENAI_API_KEY="x"))
+    assert run.returncode == 1 and "hooks.json: not valid JSON" in run.stderr
+
+
+def test_mcp_servers_from_mcp_json_become_tools(tmp_path):
+    server_script = Path(__file__).parent / "mcp_servers" / "bad_server.py"
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"fake": {"command": sys.executable,
+                                                                          "args": [str(server_script)]}}}))
+    turns = [{"tool_calls": [{"name": "mcp__fake__echo", "arguments": {"text": "hi"}}]}, "done"]
+    with ScriptServer(turns) as server:
+        run = corecoder("-p", "use the tool", "--yes", cwd=tmp_path, env=environment(server, tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert "mcp__fake__echo" in [t["function"]["name"] for t in server.requests[0]["body"]["tools"]]
+    assert "hi" in told(server)[0]
