@@ -66,3 +66,15 @@ def test_the_demo_fixes_the_bug_offline_with_the_real_tools():
 def test_the_demo_leaves_the_shipped_project_untouched():
     source = (ROOT / "corecoder" / "demo" / "project" / "stats.py").read_text(encoding="utf-8")
     assert "(len(values) - 1)" in source
+
+
+def test_the_readme_documents_every_command_and_file_in_both_languages():
+    from corecoder.repl import HELP
+
+    commands = [word.strip(",") for usage, _ in HELP for word in usage.split() if word.startswith("/")]
+    names = ["hooks.json", "mcp.json", "pricing.json", "AGENTS.md", "CLAUDE.md", "--resume", "--yes", "-p",
+             "CORECODER_HOME", "CORECODER_MODEL", "OPENAI_BASE_URL", "CORECODER_STREAM", "CORECODER_CONTEXT_WINDOW"]
+    for readme in ("README.md", "README.zh.md"):
+        text = (ROOT / readme).read_text(encoding="utf-8")
+        missing = [name for name in commands + names if name not in text]
+        assert missing == [], readme

@@ -1,0 +1,22 @@
+"""Helpers for the course notebooks: what a chapter calls, in one import.
+
+    from corecoder.course import check, outline, record, show, step_through, workdir
+
+    show(obj)                 the real source of a package object, highlighted
+    check(name, answer)       run an exercise's offline checks; prints ✓ or a hint
+    record(agent)             record an agent's rounds (a subscriber to its events)
+    outline(messages)         a history as one short line per message
+    step_through(recording)   a widget to step through the rounds, and the same as text
+    workdir(name)             a fresh scratch folder, notebooks/.work/<name>
+
+Nothing here imports IPython or ipywidgets until a cell needs them. The notebook
+tools (student edition, sync, execute) are in `python -m corecoder.course`.
+"""
+
+from .checks import check
+from .recording import outline, record
+from .scratch import workdir
+from .source import show
+from .viewer import step_through
+
+__all__ = ["check", "outline", "record", "show", "step_through", "workdir"]

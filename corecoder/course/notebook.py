@@ -1,0 +1,88 @@
+"""What the course tools need to know about notebooks: where they are and what their cells are.
+
+Chapters live in `notebooks/` as `NN-slug.ipynb` (English) and `NN-slug.zh.ipynb`
+(Chinese). A cell's role is read from its content and tags:
+
+    export      tag; the cell defines engine code, identical to the package (sync.py)
+    sketch      tag; illustrative code that is not the shipped code, and says so
+    exercise    a code cell holding `### BEGIN SOLUTION` ... `### END SOLUTION`
+    check       a code cell that calls `check(...)`
+
+Notebooks are read and written with nbformat, in its own layout, so a file written
+here is byte-identical to the same notebook saved by JupyterLab.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from .source import PACKAGE_ROOT
+
+NOTEBOOKS = PACKAGE_ROOT / "notebooks"
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def chapters(folder: Path = NOTEBOOKS) -> list[Path]:
+    """The English chapter notebooks, in chapter order."""
+    return sorted(p for p in Path(folder).glob("[0-9][0-9]-*.ipynb") if not p.name.endswith(".zh.ipynb"))
+
+
+def twin(path: Path) -> Path:
+    """The Chinese notebook of an English chapter: `01-loop.ipynb` -> `01-loop.zh.ipynb`."""
+    return path.with_name(path.name.removesuffix(".ipynb") + ".zh.ipynb")
+
+
+def read(path: Path):
+    import nbformat
+
+    return nbformat.read(str(path), as_version=4)
+
+
+def render(nb) -> str:
+    """The notebook as nbformat writes it to disk (and JupyterLab saves it)."""
+    import nbformat
+
+    text = nbformat.writes(nb)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def write(nb, path: Path) -> None:
+    Path(path).write_text(render(nb), encoding="utf-8")
+
+
+def tags(cell) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def is_exercise(cell) -> bool:
+    return cell.cell_type == "code" and BEGIN in cell.source
+
+
+def is_check(cell) -> bool:
+    """A code cell that calls `check(...)`: its output is a verdict on the exercise above it."""
+    if cell.cell_type != "code" or "check(" not in cell.source:
+        return False
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "check"
+               for n in ast.walk(tree))
+
+
+def headings(nb) -> list[tuple[int, str]]:
+    """(level, text) of every markdown heading, skipping fenced code blocks."""
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        fenced = False
+        for line in cell.source.splitlines():
+            if line.lstrip().startswith(("```", "~~~")):
+                fenced = not fenced
+            elif not fenced and (m := HEADING.match(line)):
+                found.append((len(m.group(1)), m.group(2)))
+    return found

@@ -1,0 +1,27 @@
+"""A fresh scratch folder for a chapter, at a fixed place: `notebooks/.work/<name>`.
+
+A chapter that lets the agent edit files works on a copy in this folder, never on
+the repository and never in a random temp dir: the path is the same on every run
+(so outputs stay the same), it is found whether the kernel started in the
+repository root or in `notebooks/`, and git ignores it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+
+def workdir(name: str) -> Path:
+    """An empty folder `notebooks/.work/<name>` (emptied if it exists), relative to where we run."""
+    here = Path.cwd()
+    base = here / "notebooks" if (here / "notebooks").is_dir() else here
+    work = base / ".work"
+    target = work / name
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    ignore = work / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# scratch space of the notebooks: never committed\n*\n", encoding="utf-8")
+    return target

@@ -1,0 +1,409 @@
+"""The MkDocs hook that assembles the bilingual course site from the repository.
+
+One build per language. `mkdocs build` builds English into `site/`; when it is done, this hook
+builds Chinese into `site/zh/` from the same mkdocs.yml with the theme language set to `zh`.
+Every page has the same path in both builds (`/01-loop/` and `/zh/01-loop/`), so the language
+switcher links each page to its twin. We chose this over mkdocs-static-i18n because the pages come
+from outside docs/ (notebooks/, essays/, corecoder/) and some are generated, which that plugin does
+not handle, and because together with mkdocs-jupyter it renders notebooks as raw JSON.
+
+Pages, and where they come from:
+- `/` and `/zh/`: docs/index.md and docs/index.zh.md (other docs/*.md: the same twin rule).
+- `/NN-slug/`: notebooks/NN-slug.ipynb and NN-slug.zh.ipynb, rendered by mkdocs-jupyter.
+- `/essays/NN-slug/`: essays/NN-slug.md and NN-slug.zh.md.
+- `/corecoder/agent/`, `/corecoder/tools/bash/`...: one page per engine module, generated here.
+Each keeps its repository path as its MkDocs source path, so a link that works on GitHub
+(`../notebooks/01-loop.ipynb` in an essay) works on the site too.
+
+Code reaches the site only by reference: a line `<!-- include: corecoder/agent.py::Agent.run -->`
+becomes that definition's real source (see `expand_includes`), and an include that does not
+resolve fails the build.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import logging
+import os
+import re
+import textwrap
+from pathlib import Path
+from urllib.parse import unquote
+
+import jinja2
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File
+
+log = logging.getLogger("mkdocs.hooks.course_site")  # under "mkdocs", so --strict counts its warnings
+
+DEFAULT = "en"  # built at the site root; every other language under /<lang>/
+TEXT = {
+    "en": {
+        "home": "Home", "chapters": "Chapters", "essays": "Essays", "source": "Engine source",
+        "glossary": "Glossary", "chapter": "Chapter", "essay": "Essay", "definitions": "Definitions",
+        "code": "Source",
+        "intro": "The real source of `{path}` ({lines} lines), read from the repository when the site is "
+                 "built: what you see here is what runs.",
+        "defs_intro": "Its top-level definitions, with the line where each one starts:",
+    },
+    "zh": {
+        "home": "首页", "chapters": "章节", "essays": "文章", "source": "引擎源码",
+        "glossary": "术语表", "chapter": "章节", "essay": "文章", "definitions": "定义",
+        "code": "源码",
+        "intro": "`{path}` 的真实源码（共 {lines} 行），在构建站点时直接从仓库读入：这里看到的就是实际运行的代码。",
+        "defs_intro": "它的顶层定义，以及每个定义起始的行号：",
+    },
+}
+
+CHAPTER = re.compile(r"\d\d-[^.]+\.ipynb")  # notebooks/NN-slug.ipynb; twins add .zh before the extension
+ESSAY = re.compile(r"\d\d-[^.]+\.md")
+INCLUDE = re.compile(r"^(?P<indent>[ \t]*)<!--\s*include:\s*(?P<path>\S+?)(?:::(?P<name>[\w.]+))?\s*-->[ \t]*$", re.M)
+CHAPTERS_MARKER = "<!-- chapters -->"
+
+
+# --- includes: code by reference, never pasted -------------------------------------------------------------
+
+
+class IncludeError(ValueError):
+    """An include line that names no file or no definition: the build must stop, not show stale code."""
+
+
+def find_definition(tree: ast.Module, dotted: str) -> ast.AST:
+    """The def/class named `Name` at module level, or `Class.method` inside a class (by AST, not by regex)."""
+    scope, node = tree.body, None
+    for part in dotted.split("."):
+        found = [n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                 and n.name == part]
+        if len(found) != 1:
+            raise IncludeError(f"{dotted}: {'no' if not found else 'more than one'} definition named {part!r}")
+        node = found[0]
+        scope = node.body
+    return node
+
+
+def include_source(root: str | os.PathLike, path: str, name: str | None = None) -> tuple[str, int]:
+    """The source text an include names, and the line number it starts at in its file."""
+    root = Path(root).resolve()
+    file = (root / path).resolve()
+    if not file.is_relative_to(root) or not file.is_file():
+        raise IncludeError(f"{path}: no such file in the repository")
+    text = file.read_text(encoding="utf-8")
+    if name is None:
+        return text.rstrip("\n"), 1
+    node = find_definition(ast.parse(text, filename=path), name)
+    # Decorators belong to the definition; the node's own lineno is the `def` line.
+    start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    lines = text.splitlines()[start - 1:node.end_lineno]
+    return textwrap.dedent("\n".join(lines)), start
+
+
+def code_block(code: str, *, lang: str, title: str, first_line: int, indent: str = "") -> str:
+    """A fenced block that shows the real line numbers; the fence outgrows any backtick run in the code."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
+    block = f'{fence}{lang} title="{title}" linenums="{first_line}"\n{code}\n{fence}'
+    return textwrap.indent(block, indent) if indent else block
+
+
+def expand_includes(markdown: str, root: str | os.PathLike) -> str:
+    """Replace every `<!-- include: path[::Name] -->` line with a fenced block of the real source."""
+
+    def replace(m: re.Match) -> str:
+        path, name = m["path"], m["name"]
+        code, first_line = include_source(root, path, name)
+        lang = "python" if path.endswith(".py") else Path(path).suffix.lstrip(".") or "text"
+        title = f"{path}::{name}" if name else path
+        return code_block(code, lang=lang, title=title, first_line=first_line, indent=m["indent"])
+
+    return INCLUDE.sub(replace, markdown)
+
+
+# --- what the site holds, per language ---------------------------------------------------------------------
+
+
+class SitePage(File):
+    """A page whose source is not a .md file (a notebook, a module): MkDocs alone would copy it as a file."""
+
+    def is_documentation_page(self) -> bool:
+        return True
+
+
+def _root(config) -> Path:
+    return Path(config.config_file_path).resolve().parent
+
+
+def _language(config) -> str:
+    return config.theme["language"]
+
+
+def _twin(path: Path, lang: str) -> Path:
+    """notebooks/01-loop.ipynb -> notebooks/01-loop.zh.ipynb for Chinese; the path itself if there is none."""
+    if lang == DEFAULT:
+        return path
+    twin = path.with_name(f"{path.stem}.{lang}{path.suffix}")
+    return twin if twin.exists() else path
+
+
+def _dest_uri(stem: str, use_directory_urls: bool) -> str:
+    """Where a page with this (language-free) name is written: the same path in every language."""
+    if not use_directory_urls or stem == "index" or stem.endswith("/index"):
+        return f"{stem}.html"
+    return f"{stem}/index.html"
+
+
+def _title(path: Path) -> str:
+    """The first `# heading` of a notebook or a Markdown file."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    else:
+        text = path.read_text(encoding="utf-8")
+    m = re.search(r"^# +(.+?)\s*$", text, re.M)
+    return m[1] if m else path.stem
+
+
+def chapters(root: Path) -> list[Path]:
+    """Every chapter, picked up by name: notebooks/NN-slug.ipynb (English; the twins follow)."""
+    return sorted(p for p in (root / "notebooks").glob("*.ipynb") if CHAPTER.fullmatch(p.name))
+
+
+def essays(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "essays").glob("*.md") if ESSAY.fullmatch(p.name))
+
+
+def modules(root: Path) -> list[Path]:
+    """The engine: corecoder/*.py and corecoder/tools/*.py."""
+    return sorted((root / "corecoder").glob("*.py")) + sorted((root / "corecoder" / "tools").glob("*.py"))
+
+
+def module_page(root: Path, module: Path, lang: str) -> str:
+    """A module's page: a little prose in the page's language around the module's real, whole source."""
+    t, rel = TEXT[lang], module.relative_to(root).as_posix()
+    text = module.read_text(encoding="utf-8")
+    tree = ast.parse(text, filename=rel)
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    parts = [f"# {rel}", "", t["intro"].format(path=rel, lines=len(text.splitlines())), ""]
+    if defs:
+        parts += [f"## {t['definitions']}", "", t["defs_intro"], ""]
+        parts += [f"- `{n.name}` ({n.lineno})" for n in defs] + [""]
+    parts += [f"## {t['code']}", "", f"<!-- include: {rel} -->", ""]
+    return "\n".join(parts)
+
+
+def site_pages(root: Path, lang: str, use_directory_urls: bool) -> list[dict]:
+    """The pages this hook adds for one language: chapters, essays, module pages, each in a nav section."""
+    pages = []
+    for section, found in (("chapters", chapters(root)), ("essays", essays(root))):
+        for path in found:
+            source = _twin(path, lang)
+            name = path.stem if section == "chapters" else f"essays/{path.stem}"
+            pages.append({"section": section, "src_uri": source.relative_to(root).as_posix(), "path": source,
+                          "dest_uri": _dest_uri(name, use_directory_urls), "title": None,
+                          "missing_twin": source == path and lang != DEFAULT})
+    for module in modules(root):
+        rel = module.relative_to(root)
+        pages.append({"section": "source", "src_uri": rel.as_posix(), "path": None,
+                      "dest_uri": _dest_uri(rel.with_suffix("").as_posix(), use_directory_urls),
+                      "title": rel.name, "package": rel.parent.as_posix(), "content": module_page(root, module, lang),
+                      "missing_twin": False})
+    return pages
+
+
+def chapters_table(root: Path, lang: str) -> str:
+    """The home page's table of chapters (and the essay of the same number), kept in step with the files."""
+    t = TEXT[lang]
+    essay_by_number = {p.name[:2]: p for p in essays(root)}
+    rows = [f"| {t['chapter']} | {t['essay']} |", "|---|---|"]
+    for chapter in chapters(root):
+        nb = _twin(chapter, lang)
+        cells = [f"[{_title(nb)}]({nb.relative_to(root).as_posix()})", ""]
+        if essay := essay_by_number.get(chapter.name[:2]):
+            essay = _twin(essay, lang)
+            cells[1] = f"[{_title(essay)}]({essay.relative_to(root).as_posix()})"
+        rows.append(f"| {cells[0]} | {cells[1]} |")
+    return "\n".join(rows)
+
+
+# --- mkdocs-jupyter: Unicode heading ids ------------------------------------------------------------------
+
+
+def _unicode_heading_ids() -> None:
+    """mkdocs-jupyter slugifies notebook headings to ASCII, so a Chinese heading gets id="" (no TOC links, no
+    search deep links). Give it pymdownx's Unicode slugify, the one mkdocs.yml gives Markdown pages. This patches
+    two module attributes of mkdocs-jupyter 0.26 (pinned); tests/test_site.py checks the built ids."""
+    import markdown
+    from markdown.extensions.toc import TocExtension
+    from mkdocs_jupyter import convert, plugin
+    from pymdownx.slugs import slugify
+
+    slug = slugify(case="lower")
+    convert.slugify = lambda text: slug(text, "-")  # the ids in the notebook's HTML
+
+    def markdown_toc(source: str, toc_depth: int) -> list:  # the ids in the page's TOC: the same slugify
+        md = markdown.Markdown(extensions=[TocExtension(toc_depth=toc_depth, slugify=slug)])
+        md.convert(source)
+        return md.toc_tokens
+
+    plugin._get_markdown_toc = markdown_toc
+
+
+# --- MkDocs events -----------------------------------------------------------------------------------------
+
+
+@event_priority(100)  # before the search plugin reads its jieba dictionary
+def on_config(config):
+    root, lang = _root(config), _language(config)
+    if lang not in TEXT:
+        raise PluginError(f"course_site: no texts for theme language {lang!r}")
+    _unicode_heading_ids()
+    logging.getLogger("jieba").setLevel(logging.WARNING)  # the search plugin's segmenter: quiet unless it fails
+    search = config.plugins.get("material/search")
+    if search and search.config.jieba_dict_user:  # relative to mkdocs.yml, not to wherever mkdocs runs
+        search.config.jieba_dict_user = str(root / search.config.jieba_dict_user)
+
+    t, pages = TEXT[lang], site_pages(root, lang, config.use_directory_urls)
+    docs = Path(config.docs_dir)
+    home = "index.md" if lang == DEFAULT or not (docs / f"index.{lang}.md").exists() else f"index.{lang}.md"
+    nav = [{t["home"]: home}]
+    for section in ("chapters", "essays"):
+        if entries := [p["src_uri"] for p in pages if p["section"] == section]:
+            nav.append({t[section]: entries})
+    packages: dict[str, list] = {}  # corecoder, corecoder/tools: sub-groups the reader can fold away
+    for p in pages:
+        if p["section"] == "source":
+            packages.setdefault(p["package"], []).append({p["title"]: p["src_uri"]})
+    nav.append({t["source"]: [{package: entries} for package, entries in packages.items()]})
+    if (docs / "glossary.md").exists():
+        nav.append({t["glossary"]: "glossary.md"})
+    config.nav = nav
+    return config
+
+
+@event_priority(-50)  # after mkdocs-jupyter's on_files: our notebook pages are pages already
+def on_files(files, config):
+    root, lang = _root(config), _language(config)
+    # docs/*.md: keep this language's file under the language-free name (index.zh.md -> index.html).
+    for file in list(files):
+        if not file.src_uri.endswith(".md") or file.src_dir is None:
+            continue
+        m = re.fullmatch(r"(.+)\.([a-z]{2})\.md", file.src_uri)
+        if m is None:
+            continue
+        files.remove(file)
+        if m[2] == lang:
+            if plain := files.get_file_from_path(f"{m[1]}.md"):
+                files.remove(plain)
+            files.append(File(file.src_uri, file.src_dir, file.dest_dir, file.use_directory_urls,
+                              dest_uri=_dest_uri(m[1], config.use_directory_urls)))
+
+    for page in site_pages(root, lang, config.use_directory_urls):
+        if page["missing_twin"]:
+            log.warning(f"{page['src_uri']} has no '{lang}' twin: the '{lang}' site shows it as it is")
+        if page["path"] is not None:
+            file = SitePage.generated(config, page["src_uri"], abs_src_path=str(page["path"]))
+        else:
+            file = SitePage.generated(config, page["src_uri"], content=page["content"])
+        file.dest_uri = page["dest_uri"]
+        files.append(file)
+    return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri.endswith(".ipynb"):  # mkdocs-jupyter renders notebooks from the file itself
+        return markdown
+    root, lang = _root(config), _language(config)
+    if CHAPTERS_MARKER in markdown:
+        markdown = markdown.replace(CHAPTERS_MARKER, chapters_table(root, lang))
+    try:
+        return expand_includes(markdown, root)
+    except IncludeError as e:
+        raise PluginError(f"{page.file.src_uri}: include failed: {e}") from None
+
+
+NOTEBOOK_HEADING_ID = re.compile(r'(<h[1-6][^>]*? id="|<a class="anchor-link" href="#)([^"]*)"')
+MERMAID_LOADER = re.compile(r'<script type="module">(?:(?!</script>).)*?mermaid(?:(?!</script>).)*</script>', re.S)
+STYLE = re.compile(r"<style[^>]*>(.*?)</style>", re.S)
+_stylesheets: dict[str, dict[str, str]] = {}  # site_dir -> {asset path: css}, written by on_post_build
+
+
+def on_page_content(html, page, config, files):
+    if not page.file.src_uri.endswith(".ipynb"):
+        return html
+    # nbconvert percent-encodes heading ids (id="%E5%B7%A5..."), while the TOC and Markdown pages use the
+    # Unicode slug itself (id="工具调用"): decode them so the TOC, the search deep links and toc.follow agree.
+    html = NOTEBOOK_HEADING_ID.sub(lambda m: f'{m[1]}{unquote(m[2])}"', html)
+    # nbconvert adds a script that imports Mermaid from a CDN when a page has diagrams; ours have none, and the
+    # site must not depend on a CDN.
+    html = MERMAID_LOADER.sub("", html)
+    # mkdocs-jupyter inlines ~600 KB of notebook CSS into every notebook page (and the search plugin parses it
+    # all): serve it once as a file named by its content, shared by every notebook page.
+    css = "\n".join(STYLE.findall(html))
+    if not css:
+        return html
+    asset = f"assets/stylesheets/notebook.{hashlib.sha256(css.encode()).hexdigest()[:8]}.css"
+    _stylesheets.setdefault(config.site_dir, {})[asset] = css
+    href = "../" * page.url.count("/") + asset
+    return f'<link rel="stylesheet" href="{href}">\n' + STYLE.sub("", html)
+
+
+class PageRelative(str):
+    """A link already relative to the current page, which the theme's `url` filter must leave alone."""
+
+
+def on_env(env, config, files):
+    # MkDocs' `url` filter resolves a link against the site root, and cannot leave a site for its parent
+    # ("../01-loop/" from a Chinese page comes out wrong). Our switcher links are page-relative already.
+    url = env.filters["url"]
+
+    @jinja2.pass_context
+    def url_keeping_relative(context, value):
+        return value if isinstance(value, PageRelative) else url(context, value)
+
+    env.filters["url"] = url_keeping_relative
+    return env
+
+
+def on_page_context(context, page, config, nav):
+    """Point the language switcher at this page's twin: the same path under the other language's root."""
+    up = "../" * page.url.count("/")  # from this page to its own language's root
+    if _language(config) != DEFAULT:
+        up += "../"  # ... and on to the English root, which holds /zh/
+    for alternate in config.extra.get("alternate", []):
+        prefix = "" if alternate["lang"] == DEFAULT else f"{alternate['lang']}/"
+        alternate["link"] = PageRelative(up + prefix + page.url or "./")
+    return context
+
+
+def on_post_build(config):
+    """Write the notebook stylesheets; then, after the English build, build every other language into
+    <site_dir>/<lang>/ from the same config."""
+    for asset, css in _stylesheets.pop(config.site_dir, {}).items():
+        path = Path(config.site_dir, asset)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(css, encoding="utf-8")
+    if _language(config) != DEFAULT:
+        return
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    for alternate in config.extra.get("alternate", []):
+        lang = alternate["lang"]
+        if lang == DEFAULT:
+            continue
+        other = load_config(config.config_file_path, site_dir=os.path.join(config.site_dir, lang),
+                            strict=config.strict)
+        other.theme["language"] = lang
+        if other.site_url:  # canonical links and the sitemap of /zh/ live under /zh/
+            other.site_url = f"{other.site_url.rstrip('/')}/{lang}/"
+        build(other)
+
+
+def on_serve(server, config, builder):
+    # `mkdocs serve` watches docs/ and mkdocs.yml; the pages also come from these.
+    root = _root(config)
+    for folder in ("notebooks", "essays", "corecoder"):
+        if (root / folder).is_dir():
+            server.watch(str(root / folder))
+    return server

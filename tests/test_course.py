@@ -1,0 +1,376 @@
+"""The course helpers (corecoder.course): show, check, the recording and its viewer, the notebook tools."""
+
+import json
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+import corecoder.messages
+from corecoder import Agent, FunctionLLM, ScriptedLLM
+from corecoder.agent import Agent as PackageAgent
+from corecoder.course import check, outline, record, show, step_through, workdir
+from corecoder.course.checks import CHECKERS, Hint, checker
+from corecoder.course.execute import WIDGET_VIEW, tidy
+from corecoder.course.source import PACKAGE_ROOT, source_of
+from corecoder.course.student import strip_solutions, student_notebook
+from corecoder.course.sync import SyncError, export_source, regenerate, sync_exports, sync_twin
+from corecoder.course.viewer import WIDGET_LABEL, _Shown, viewer
+from corecoder.demo import SCRIPT, TASK, copy_project
+from corecoder.executor import run_in_order
+from corecoder.tools import default_tools
+from corecoder.tools.base import Tool
+
+# --- show -------------------------------------------------------------------------------
+
+
+def test_show_finds_the_real_source_and_names_the_file_relative_to_the_package():
+    source = source_of(corecoder.messages.check_history)
+    assert (source.path, source.name) == ("corecoder/messages.py", "check_history")
+    assert source.code.startswith("def check_history(messages: list[dict]) -> None:")
+    assert str(PACKAGE_ROOT) not in repr(source) + source._repr_markdown_()
+
+
+def test_show_dedents_a_method_and_shows_a_whole_module():
+    method = source_of(PackageAgent.run)
+    assert method.name == "Agent.run" and method.code.startswith("def run(self)")
+    module = source_of(corecoder.messages)
+    assert module.name == "" and module.code == (PACKAGE_ROOT / "corecoder/messages.py").read_text().rstrip("\n")
+
+
+def test_show_markdown_is_a_fenced_python_block():
+    markdown = source_of(corecoder.messages.user)._repr_markdown_()
+    assert markdown.startswith("`corecoder/messages.py · user`\n\n```python\ndef user(")
+    assert markdown.endswith("\n```\n")
+
+
+def test_show_prints_plain_text_outside_jupyter(capsys):
+    show(corecoder.messages.user)
+    out = capsys.readouterr().out
+    assert out.startswith("# corecoder/messages.py · user\ndef user(text: str) -> dict:")
+
+
+def test_show_refuses_what_is_not_package_code():
+    def mine():
+        pass
+
+    with pytest.raises(TypeError, match="corecoder package"):
+        source_of(mine)
+    with pytest.raises(TypeError, match="needs a function"):
+        source_of(42)
+
+
+# --- check ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def doubling():
+    @checker("test.double")
+    def run(fn):
+        from corecoder.course.checks import attempt, expect
+
+        for n in (1, 2, 5):
+            expect(attempt(fn, n, given=f"double({n})"), 2 * n, f"double({n})", "multiply by two")
+
+    yield "test.double"
+    del CHECKERS["test.double"]
+
+
+def test_check_passes_and_says_so(doubling, capsys):
+    assert check(doubling, lambda n: n * 2) is True
+    assert capsys.readouterr().out == "✓ test.double passed\n"
+
+
+def test_a_wrong_answer_gets_input_expected_and_actual(doubling, capsys):
+    assert check(doubling, lambda n: n + 1) is False
+    out = capsys.readouterr().out
+    assert "double(2)" in out and "expected: 4" in out and "got:      3" in out and "multiply by two" in out
+
+
+def test_an_exception_in_the_learners_code_is_a_hint_not_a_traceback(doubling, capsys):
+    assert check(doubling, lambda n: {}[n]) is False
+    out = capsys.readouterr().out
+    assert "double(1)" in out and "your code raised KeyError" in out
+    assert "Traceback" not in out and len(out.splitlines()) <= 3
+
+
+def test_the_student_stub_is_not_implemented_yet(doubling, capsys):
+    def stub(n):
+        raise NotImplementedError
+
+    assert check(doubling, stub) is False
+    assert "✗ test.double: not implemented yet" in capsys.readouterr().out
+
+
+def test_an_unknown_exercise_and_a_broken_checker_are_one_line_each(capsys):
+    assert check("ch99.nothing", print) is False
+    assert check("nothing", print) is False
+
+    @checker("test.broken")
+    def broken(fn):
+        raise ZeroDivisionError("oops")
+
+    try:
+        assert check("test.broken", print) is False
+    finally:
+        del CHECKERS["test.broken"]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["✗ there is no exercise called 'ch99.nothing'", "✗ there is no exercise called 'nothing'",
+                     "✗ test.broken: the check could not finish (ZeroDivisionError: oops)"]
+
+
+def test_hint_is_an_exception_a_checker_raises():
+    assert issubclass(Hint, Exception)
+
+
+# --- the recording and the viewer ---------------------------------------------------------
+
+
+@pytest.fixture
+def demo_run(tmp_path):
+    agent = Agent(ScriptedLLM(SCRIPT), cwd=copy_project(tmp_path))
+    recording = record(agent)
+    agent.chat(TASK)
+    return agent, recording
+
+
+def test_the_recording_has_each_round_sent_reply_and_results(demo_run):
+    agent, recording = demo_run
+    rounds = recording.rounds
+    assert [r.number for r in rounds] == [1, 2, 3, 4, 5, 6]
+    assert [len(r.sent) for r in rounds] == [1, 3, 5, 7, 9, 11]  # the history grows by a reply and a result
+    for r, request in zip(rounds, agent.llm.requests, strict=True):
+        assert r.sent == request["messages"][1:]  # exactly what the model got, after the system prompt
+    assert [r.reply["tool_calls"][0]["function"]["name"] for r in rounds[:5]] == [
+        "bash", "grep", "read_file", "edit_file", "bash"]
+    assert all(len(r.answers) == 1 and r.answers[0].status == "ok" for r in rounds[:5])
+    assert "tool_calls" not in rounds[5].reply and rounds[5].ended == "answer"
+
+
+def test_the_text_twin_shows_what_was_sent_asked_and_answered(demo_run):
+    _, recording = demo_run
+    text = recording.text()
+    assert text.count("── round ") == 6
+    assert "sent: the system prompt, 8 tool schemas and 11 messages" in text
+    assert 'asks for bash(command="python3 test_stats.py")   [call_1_1]' in text
+    assert "1 of 3 tests passed" in text and "3 of 3 tests passed" in text
+    assert text.rstrip().endswith("(no tool calls: this text is the answer)")
+
+
+class Stop(Tool):
+    name = "stop"
+    parameters = {"type": "object", "properties": {}, "additionalProperties": False}
+
+    def run(self, ws):
+        raise KeyboardInterrupt
+
+
+def test_an_interrupted_round_is_recorded_with_its_interrupted_calls(tmp_path):
+    agent = Agent(ScriptedLLM([{"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}, {"name": "stop"},
+                                               {"name": "glob", "arguments": {"pattern": "*"}}]}]),
+                  tools=[*default_tools(), Stop()], cwd=tmp_path, executor=run_in_order)
+    recording = record(agent)
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    (only,) = recording.rounds
+    assert only.ended == "interrupted" and len(only.reply["tool_calls"]) == 3
+    assert [a.status for a in only.answers] == ["ok", "interrupted", "interrupted"]
+    assert "⏹ call_1_2" in recording.text()
+
+
+def test_a_model_call_that_never_returns_is_recorded_without_a_reply(tmp_path):
+    def hang_up(messages, tools):
+        raise KeyboardInterrupt
+
+    agent = Agent(FunctionLLM(hang_up), cwd=tmp_path)
+    recording = record(agent)
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("hello")
+    assert recording.rounds[0].reply is None and recording.rounds[0].sent == agent.messages
+    assert "replied: nothing (the call did not return)" in recording.text()
+
+
+def test_the_round_limit_is_recorded(tmp_path):
+    agent = Agent(ScriptedLLM([{"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}]}] * 2),
+                  cwd=tmp_path, max_rounds=2)
+    recording = record(agent)
+    agent.chat("go")
+    assert recording.rounds[-1].ended == "max_rounds"
+    assert recording.text().rstrip().endswith("say 'continue' to go on]")
+
+
+def test_answers_are_shown_in_call_order_whatever_order_they_finished_in():
+    from corecoder.course.recording import Answer, Round, round_text
+    from corecoder.messages import ToolCall, assistant
+
+    calls = [ToolCall("a", "glob"), ToolCall("b", "grep")]
+    finished = [Answer(calls[1], "second", "ok"), Answer(calls[0], "first", "ok")]
+    r = Round(1, reply=assistant("", calls), answers=finished)
+    assert [a.result for a in r.in_call_order()] == ["first", "second"]
+    text = round_text(r, 2)
+    assert text.index("✓ a  first") < text.index("✓ b  second")
+
+
+def test_outline_is_one_line_per_message_numbered_like_check_history():
+    history = [corecoder.messages.user("hi\nthere"), corecoder.messages.assistant("ok")]
+    assert outline(history) == "   [0] user       hi …\n   [1] assistant  ok"
+
+
+def test_step_through_prints_the_text_twin_outside_jupyter(demo_run, capsys):
+    _, recording = demo_run
+    step_through(recording)
+    assert capsys.readouterr().out == recording.text() + "\n"
+
+
+def test_the_widget_steps_through_the_rounds(demo_run):
+    _, recording = demo_run
+    box = viewer(recording)
+    (back, slider, forward), page = box.children[0].children, box.children[1]
+    assert (slider.min, slider.max, slider.value) == (1, 6, 1) and "<h4>Round 1</h4>" in page.value
+    forward.click()
+    forward.click()
+    assert slider.value == 3 and "<h4>Round 3</h4>" in page.value and "read_file" in page.value
+    back.click()
+    assert slider.value == 2
+    for _ in range(9):
+        forward.click()
+    assert slider.value == 6 and "Fixed:" in page.value
+
+
+def test_the_stored_widget_output_is_a_short_plain_text_stand_in(demo_run):
+    _, recording = demo_run
+    bundle = _Shown(viewer(recording), WIDGET_LABEL.format(n=6))._repr_mimebundle_()
+    assert bundle["text/plain"] == "[step-through viewer: 6 rounds; run this cell in JupyterLab to step through them]"
+    assert WIDGET_VIEW in bundle
+
+
+# --- workdir ----------------------------------------------------------------------------
+
+
+def test_workdir_is_a_fixed_fresh_folder_that_git_ignores(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = workdir("ch")
+    (first / "leftover.txt").write_text("x")
+    again = workdir("ch")
+    assert again == tmp_path / ".work" / "ch" and list(again.iterdir()) == []
+    assert (tmp_path / ".work" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_workdir_from_the_repository_root_uses_notebooks(tmp_path, monkeypatch):
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert workdir("ch") == tmp_path / "notebooks" / ".work" / "ch"
+
+
+# --- the student edition ----------------------------------------------------------------
+
+
+def test_solutions_become_not_implemented_at_their_indentation():
+    code = ("import json\n\n\ndef f(x):\n    \"\"\"Doc.\"\"\"\n    ### BEGIN SOLUTION\n    if x:\n        return 1\n"
+            "    return 2\n    ### END SOLUTION\n\n\ndef g():\n        ### BEGIN SOLUTION\n        pass\n"
+            "        ### END SOLUTION\n")
+    assert strip_solutions(code) == ("import json\n\n\ndef f(x):\n    \"\"\"Doc.\"\"\"\n    raise NotImplementedError\n"
+                                     "\n\ndef g():\n        raise NotImplementedError\n")
+
+
+def test_unmatched_solution_markers_are_an_error():
+    with pytest.raises(ValueError, match="unmatched"):
+        strip_solutions("def f():\n    ### BEGIN SOLUTION\n    return 1\n")
+
+
+def test_the_student_notebook_clears_exercise_and_check_outputs_only():
+    nb = new_notebook(cells=[
+        new_code_cell("print(1)", outputs=[new_output("stream", name="stdout", text="1\n")], execution_count=1),
+        new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION",
+                      outputs=[new_output("stream", name="stdout", text="x\n")], execution_count=2),
+        new_code_cell('check("ch01.f", f)', outputs=[new_output("stream", name="stdout", text="✓\n")],
+                      execution_count=3),
+    ])
+    student = student_notebook(nb)
+    assert student.cells[0].outputs and student.cells[0].execution_count == 1
+    assert student.cells[1].source == "def f():\n    raise NotImplementedError"
+    assert [c.outputs for c in student.cells[1:]] == [[], []]
+    assert nb.cells[1].outputs, "the original is left as it was"
+
+
+# --- sync -------------------------------------------------------------------------------
+
+
+def export(source):
+    cell = new_code_cell(source)
+    cell.metadata["tags"] = ["export"]
+    return cell
+
+
+def test_regenerate_replaces_definitions_and_keeps_everything_else():
+    code = "# corecoder/messages.py\nimport json\n\n\ndef user(): ...\n\n\nX = 1\nuser.note = 'kept'\n"
+    new = regenerate(code, {"user": "def user(text):\n    return text", "X": "X = 2"}, "here")
+    assert new == "# corecoder/messages.py\nimport json\n\n\ndef user(text):\n    return text\n\n\nX = 2\n" \
+                  "user.note = 'kept'\n"
+
+
+def test_regenerate_refuses_a_name_the_package_lacks():
+    with pytest.raises(SyncError, match="defines nonsense"):
+        regenerate("def nonsense(): ...", {}, "cell 3")
+
+
+def test_export_headers_name_a_module_or_a_class():
+    assert export_source(export("# corecoder/agent.py: class Agent\ndef run(): ...")) == ("corecoder/agent.py", "Agent")
+    assert export_source(export("# corecoder/messages.py\n")) == ("corecoder/messages.py", None)
+    assert export_source(new_code_cell("# corecoder/messages.py\n")) is None  # not tagged: not an export cell
+    with pytest.raises(SyncError, match="must start with"):
+        export_source(export("def user(): ..."))
+
+
+def test_sync_exports_brings_methods_and_functions_from_the_package():
+    nb = new_notebook(cells=[export("# corecoder/messages.py\ndef user(): ..."),
+                             export("# corecoder/agent.py: class Agent\ndef chat(): ...\n\n\nAgent.chat = chat")])
+    changes = sync_exports(nb, "x.ipynb")
+    assert len(changes) == 2 and "user" in changes[0] and "chat" in changes[1]
+    assert nb.cells[0].source.endswith('return {"role": "user", "content": text}')
+    assert nb.cells[1].source.startswith("# corecoder/agent.py: class Agent\ndef chat(self, text: str) -> str:")
+    assert nb.cells[1].source.endswith("\n\n\nAgent.chat = chat")
+    assert sync_exports(nb, "x.ipynb") == []  # a second sync finds nothing to do
+
+
+def make_pair():
+    english = new_notebook(cells=[new_markdown_cell("# Title"), new_code_cell("x = 1"), new_markdown_cell("More.")])
+    for cell, cell_id in zip(english.cells, ["t", "c", "m"], strict=True):
+        cell.id = cell_id
+    chinese = nbformat.from_dict(json.loads(json.dumps(english)))
+    chinese.cells[0].source, chinese.cells[2].source = "# 标题", "更多。"
+    return english, chinese
+
+
+def test_sync_twin_copies_code_and_keeps_the_translations():
+    english, chinese = make_pair()
+    english.cells[1].source = "x = 2"
+    english.cells[1].outputs = [new_output("stream", name="stdout", text="2\n")]
+    result, notes = sync_twin(english, chinese, "t.zh.ipynb")
+    assert [c.source for c in result.cells] == ["# 标题", "x = 2", "更多。"]
+    assert result.cells[1].outputs == english.cells[1].outputs
+    assert notes == ["t.zh.ipynb: differs from the English notebook (code cells, or the order of cells)"]
+    assert sync_twin(english, result, "t.zh.ipynb")[1] == []
+    english.cells[1].metadata["tags"] = ["export"]  # a tag is part of the code cell too
+    assert sync_twin(english, result, "t.zh.ipynb")[1] != []
+
+
+def test_sync_twin_reports_what_is_not_translated():
+    english, chinese = make_pair()
+    english.cells.append(new_markdown_cell("New.", id="new"))
+    chinese.cells[2].source = "More."
+    _, notes = sync_twin(english, chinese, "t.zh.ipynb")
+    assert any("markdown cell 2 (id m) is still in English" in n for n in notes)
+    assert any("markdown cell 3 (id new) has no translation" in n for n in notes)
+
+
+# --- execute ----------------------------------------------------------------------------
+
+
+def test_tidy_drops_widget_views_and_joins_stream_pieces():
+    cell = new_code_cell("x", outputs=[
+        new_output("display_data", data={"text/plain": "[viewer]", WIDGET_VIEW: {"model_id": "abc"}}),
+        new_output("stream", name="stdout", text="a"), new_output("stream", name="stdout", text="b\n")])
+    nb = tidy(new_notebook(cells=[cell], metadata={"widgets": {"state": {}}}))
+    assert "widgets" not in nb.metadata and "version" not in nb.metadata["language_info"]
+    assert [o.get("data", o.get("text")) for o in nb.cells[0].outputs] == [{"text/plain": "[viewer]"}, "ab\n"]

@@ -1,0 +1,403 @@
+"""The course site (mkdocs.yml + docs/hooks/course_site.py), built once, exactly as the Pages workflow builds it.
+
+`mkdocs build --strict` passing proves little on its own: notebook pages can come out as raw JSON, Chinese
+headings with empty ids, the language switcher pointing at the wrong page. These tests read the built site,
+and a real headless Chromium renders it (skipped only when chromium is absent outside CI).
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import http.server
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import types
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urljoin
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LANGS = ("en", "zh")
+
+
+def _load_hook():
+    spec = importlib.util.spec_from_file_location("course_site", ROOT / "docs" / "hooks" / "course_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+hook = _load_hook()
+CHAPTERS = [p.stem for p in hook.chapters(ROOT)]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, f"mkdocs build --strict failed:\n{run.stdout}\n{run.stderr}"
+    print(f"site built in {time.monotonic() - started:.1f} s")
+    return out
+
+
+def page(site: Path, lang: str, url: str) -> str:
+    """The built HTML of a page, by its language-free URL ('01-loop/', '' for home)."""
+    return (site / ("" if lang == "en" else lang) / url / "index.html").read_text(encoding="utf-8")
+
+
+class Tags(HTMLParser):
+    """Every start tag with its attributes: enough to read links and ids without a parser dependency."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+
+    def find(self, tag: str, **attrs) -> list[dict]:
+        return [a for t, a in self.tags if t == tag and all(a.get(k.rstrip("_")) == v for k, v in attrs.items())]
+
+
+def text_of(markup: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def notebook(name: str, lang: str) -> dict:
+    suffix = ".ipynb" if lang == "en" else f".{lang}.ipynb"
+    return json.loads((ROOT / "notebooks" / f"{name}{suffix}").read_text(encoding="utf-8"))
+
+
+def markdown_of(nb: dict) -> str:
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+# --- the include step, as a plain function -----------------------------------------------------------------
+
+SAMPLE = '''"""A module to include from."""
+import functools
+
+
+def plain(x):
+    return x
+
+
+@functools.cache
+def decorated():
+    return 1
+
+
+class Box:
+    size = 1
+
+    def open(self):
+        """Open it."""
+        return "```"  # a backtick run: the fence must outgrow it
+
+
+def twice():
+    pass
+
+
+def twice():  # noqa
+    pass
+'''
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text(SAMPLE, encoding="utf-8")
+    return tmp_path
+
+
+def test_include_a_function_by_ast(repo):
+    out = hook.expand_includes("Before.\n\n<!-- include: pkg/mod.py::plain -->\n\nAfter.\n", repo)
+    assert out == ('Before.\n\n```python title="pkg/mod.py::plain" linenums="5"\n'
+                   "def plain(x):\n    return x\n```\n\nAfter.\n")
+
+
+def test_include_keeps_decorators_dedents_methods_and_outgrows_backticks(repo):
+    out = hook.expand_includes("<!-- include: pkg/mod.py::decorated -->", repo)
+    assert out.splitlines()[:2] == ['```python title="pkg/mod.py::decorated" linenums="9"', "@functools.cache"]
+    out = hook.expand_includes("<!-- include: pkg/mod.py::Box.open -->", repo)
+    assert out.splitlines()[0] == '````python title="pkg/mod.py::Box.open" linenums="17"'
+    assert out.splitlines()[1] == "def open(self):"  # dedented out of the class
+    assert out.endswith('return "```"  # a backtick run: the fence must outgrow it\n````')
+
+
+def test_include_a_whole_file_and_keep_the_indent(repo):
+    out = hook.expand_includes("<!-- include: pkg/mod.py -->", repo)
+    assert out == f'````python title="pkg/mod.py" linenums="1"\n{SAMPLE.rstrip()}\n````'  # it holds a ```
+    out = hook.expand_includes("1. A list item:\n\n    <!--include:pkg/mod.py::plain-->\n", repo)
+    assert "\n    ```python" in out and "\n        return x\n    ```\n" in out
+
+
+def test_text_that_only_mentions_an_include_is_left_alone(repo):
+    text = "Write `<!-- include: pkg/mod.py::plain -->` on a line of its own.\n"
+    assert hook.expand_includes(text, repo) == text
+
+
+@pytest.mark.parametrize("line, why", [
+    ("<!-- include: pkg/nope.py -->", "no such file"),
+    ("<!-- include: ../outside.py -->", "no such file"),
+    ("<!-- include: pkg/mod.py::missing -->", "no definition named 'missing'"),
+    ("<!-- include: pkg/mod.py::Box.close -->", "no definition named 'close'"),
+    ("<!-- include: pkg/mod.py::Box.size -->", "no definition named 'size'"),
+    ("<!-- include: pkg/mod.py::twice -->", "more than one definition named 'twice'"),
+])
+def test_an_include_that_does_not_resolve_raises(repo, line, why):
+    with pytest.raises(hook.IncludeError, match=re.escape(why)):
+        hook.expand_includes(line, repo)
+
+
+def test_an_include_that_does_not_resolve_fails_the_build(repo):
+    from mkdocs.exceptions import PluginError
+
+    config = types.SimpleNamespace(config_file_path=str(repo / "mkdocs.yml"), theme={"language": "en"})
+    page_ = types.SimpleNamespace(file=types.SimpleNamespace(src_uri="essays/01-x.md"))
+    with pytest.raises(PluginError, match="essays/01-x.md: include failed"):
+        hook.on_page_markdown("<!-- include: pkg/mod.py::missing -->", page_, config, None)
+
+
+# --- the built site ----------------------------------------------------------------------------------------
+
+
+def test_the_site_has_the_chapters():
+    assert CHAPTERS, "no notebooks/NN-*.ipynb found: the site would have no chapters"
+    for name in CHAPTERS:
+        assert (ROOT / "notebooks" / f"{name}.zh.ipynb").exists(), f"{name} has no Chinese twin"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_notebook_page_is_rendered_as_a_notebook(site, lang):
+    for name in CHAPTERS:
+        built = page(site, lang, f"{name}/")
+        assert 'class="jupyter-wrapper"' in built, f"{lang} {name}: not rendered by mkdocs-jupyter"
+        assert '"cell_type"' not in built and '"nbformat"' not in built, f"{lang} {name}: raw notebook JSON"
+        title = re.search(r"^# +(.+)$", markdown_of(notebook(name, lang)), re.M)[1]
+        assert html.escape(title, quote=False) in built or title in text_of(built)
+        # The notebook CSS is served once, as a file, rather than inlined into every page.
+        sheets = [a["href"] for a in Tags(built).find("link", rel="stylesheet") if "/notebook." in a["href"]]
+        assert len(sheets) == 1 and "<style" not in built.split('class="jupyter-wrapper"')[1]
+        assert (site / ("" if lang == "en" else lang) / name / sheets[0]).resolve().is_file()
+
+
+@pytest.mark.parametrize("url", [f"{name}/" for name in CHAPTERS] + ["", "corecoder/agent/", "glossary/"])
+def test_the_language_switcher_goes_to_the_same_page(site, url):
+    for lang in LANGS:
+        here = f"https://example.org/site/{'' if lang == 'en' else lang + '/'}{url}"
+        links = {a["hreflang"]: urljoin(here, a["href"]) for a in Tags(page(site, lang, url)).find("a")
+                 if "md-select__link" in a.get("class", "")}
+        assert links == {"en": f"https://example.org/site/{url}", "zh": f"https://example.org/site/zh/{url}"}
+
+
+def test_pages_declare_their_language(site):
+    assert '<html lang="en"' in page(site, "en", "") and '<html lang="zh"' in page(site, "zh", "")
+    assert "搜索" in page(site, "zh", "")  # the theme's own strings are Chinese too
+
+
+def search(site: Path, lang: str, query: str) -> set[str]:
+    """The pages whose index entries hold `query` as a token, split the way the site's search splits them."""
+    index = json.loads((site / ("" if lang == "en" else lang) / "search" / "search_index.json").read_text("utf-8"))
+    separator = re.compile(index["config"]["separator"])
+    return {doc["location"].split("#")[0] for doc in index["docs"]
+            if query.lower() in separator.split(text_of(doc["title"] + " " + doc["text"]).lower())}
+
+
+@pytest.mark.parametrize("query", ["智能体", "工具调用"])
+def test_a_chinese_query_finds_the_chinese_chapter(site, query):
+    using = {f"{name}/" for name in CHAPTERS if query in markdown_of(notebook(name, "zh"))}
+    assert using, f"no Chinese chapter uses {query}"
+    found = search(site, "zh", query)
+    assert using <= found, f"{query}: found {sorted(found)}"
+
+
+def test_the_user_dictionary_keeps_terms_whole(site):
+    docs = json.loads((site / "zh" / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    text = " ".join(doc["title"] + " " + doc["text"] for doc in docs)
+    for term in ("智能体", "子智能体", "工具调用", "上下文压缩"):
+        assert term in text, f"{term} is not in the Chinese index"
+        cuts = [f"{term[:i]}\u200b{term[i:]}" for i in range(1, len(term))]  # jieba marks its cuts with U+200B
+        assert not [cut for cut in cuts if cut in text], f"jieba cut {term}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_module_pages_show_the_real_source(site, lang):
+    for module in hook.modules(ROOT):
+        rel = module.relative_to(ROOT)
+        shown = text_of(page(site, lang, rel.with_suffix("").as_posix() + "/"))
+        for line in module.read_text(encoding="utf-8").splitlines():
+            assert line.strip() in shown, f"{rel}: missing {line!r}"
+        assert {"en": "The real source of", "zh": "的真实源码"}[lang] in shown  # the prose is translated
+
+
+def test_includes_resolve_in_the_essays(site):
+    for essay in sorted((ROOT / "essays").glob("*.md")):
+        includes = [m["path"] + (f"::{m['name']}" if m["name"] else "")
+                    for m in hook.INCLUDE.finditer(essay.read_text(encoding="utf-8"))]
+        name = essay.name.removesuffix(".md").removesuffix(".zh")
+        built = page(site, "zh" if essay.name.endswith(".zh.md") else "en", f"essays/{name}/")
+        assert "<!-- include:" not in built
+        for include in includes:
+            assert f'<span class="filename">{include}</span>' in built, f"{essay.name}: {include}"
+
+
+@pytest.mark.parametrize("url", [f"{name}/" for name in CHAPTERS] + [
+    f"essays/{p.stem}/" for p in hook.essays(ROOT)] + [""])
+def test_chinese_headings_get_ids_that_the_links_reach(site, url):
+    tags = Tags(page(site, "zh", url))
+    ids = {a.get("id") for _, a in tags.tags}
+    headings = [a for t, a in tags.tags if re.fullmatch(r"h[1-6]", t)]
+    assert headings and all(a.get("id") for a in headings), f"zh/{url}: a heading without an id"
+    for a in tags.find("a"):
+        if a.get("href", "").startswith("#") and {"md-nav__link", "headerlink", "anchor-link"} & set(
+                a.get("class", "").split()):
+            assert a["href"][1:] in ids, f"zh/{url}: {a['href']} reaches nothing"
+
+
+WIDGET_CDN = re.compile(r"@jupyter-widgets/|jupyter-widgets|requirejs|require\.js")
+
+
+def test_no_cdn_or_web_fonts(site):
+    """The site works offline: no external script, stylesheet or font (widget managers aside: their output is
+    never essential, the notebooks print a text twin)."""
+    for file in site.rglob("*.html"):
+        text = file.read_text(encoding="utf-8")
+        tags = Tags(text)
+        urls = [a.get("src", "") for a in tags.find("script")] + [a.get("href", "") for a in tags.find("link")]
+        urls += re.findall(r"""(?:import\(|@import\s*|url\()\s*["']?((?:https?:)?//[^"')\s]+)""", text)
+        external = [u for u in urls if re.match(r"(https?:)?//", u) and not WIDGET_CDN.search(u)]
+        assert not external, f"{file.relative_to(site)}: {external}"
+        assert "fonts.googleapis" not in text and "fonts.gstatic" not in text
+
+
+# --- a real browser ----------------------------------------------------------------------------------------
+
+
+class Browser:
+    """Headless Chromium driven over the DevTools protocol (websocket-client, already a Jupyter dependency)."""
+
+    FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--remote-debugging-port=0", "--window-size=1280,900"]
+
+    def __init__(self, exe: str):
+        import websocket
+
+        self.profile = tempfile.mkdtemp(prefix="chromium-")
+        self.process = subprocess.Popen([exe, *self.FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = Path(self.profile) / "DevToolsActivePort"  # chromium writes its port here
+        self._wait(lambda: port_file.exists() and port_file.read_text().strip(), 30, "chromium did not start")
+        port = port_file.read_text().split()[0]
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
+        target = next(t for t in targets if t["type"] == "page")
+        self.ws = websocket.create_connection(target["webSocketDebuggerUrl"], suppress_origin=True, timeout=30)
+        self.calls = 0
+
+    @staticmethod
+    def _wait(condition, seconds: float, message: str):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if value := condition():
+                return value
+            time.sleep(0.1)
+        raise AssertionError(message)
+
+    def call(self, method: str, **params) -> dict:
+        self.calls += 1
+        self.ws.send(json.dumps({"id": self.calls, "method": method, "params": params}))
+        while True:
+            reply = json.loads(self.ws.recv())
+            if reply.get("id") == self.calls:
+                return reply.get("result", {})
+
+    def evaluate(self, expression: str):
+        return self.call("Runtime.evaluate", expression=expression, returnByValue=True)["result"].get("value")
+
+    def wait(self, until: str, seconds: float = 20):
+        """Wait until the JavaScript expression `until` is truthy; return its value."""
+        return self._wait(lambda: self.evaluate(until), seconds, f"timed out waiting for {until}")
+
+    def open(self, url: str, until: str, seconds: float = 20):
+        self.call("Page.navigate", url=url)
+        return self.wait(until, seconds)
+
+    def close(self):
+        self.ws.close()
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    exe = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the browser test, and chromium is not installed (.ci/run installs it)")
+        pytest.skip("chromium is not installed (apt-get install chromium fonts-noto-cjk); CI runs this test")
+    fonts = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout
+    assert fonts.strip(), "no Chinese font: Chinese pages would render as boxes (apt-get install fonts-noto-cjk)"
+    chromium = Browser(exe)
+    yield chromium
+    chromium.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_real_browser_renders_a_chapter(browser, served, lang):
+    name = CHAPTERS[-1]
+    nb = notebook(name, lang)
+    title = re.search(r"^# +(.+)$", markdown_of(nb), re.M)[1].strip()
+    outputs = [line for cell in nb["cells"] if cell["cell_type"] == "code" for out in cell.get("outputs", [])
+               if out.get("output_type") == "stream" for line in "".join(out["text"]).splitlines() if line.strip()]
+    url = urljoin(served, f"{'' if lang == 'en' else lang + '/'}{name}/")
+    text = browser.open(url, "document.readyState === 'complete' && document.querySelector('article').innerText")
+    assert title in text, "the chapter's title is not on the rendered page"
+    assert browser.evaluate("document.documentElement.lang") == lang
+    assert browser.evaluate("document.querySelectorAll('.jupyter-wrapper .jp-Cell').length") > 0
+    if outputs:
+        assert outputs[0].strip() in text, "the first printed output is not on the rendered page"
+    assert '"cell_type"' not in text
+    # Click the language switcher (Material's script may intercept the click): it must land on the twin.
+    other = "zh" if lang == "en" else "en"
+    browser.evaluate(f"document.querySelector('a.md-select__link[hreflang={other}]').click()")
+    twin = urljoin(served, f"{'zh/' if other == 'zh' else ''}{name}/")
+    browser.wait(f"location.href === {json.dumps(twin)} && document.readyState === 'complete'")
+    assert browser.evaluate("document.documentElement.lang") == other
+
+
+def test_a_real_browser_searches_in_chinese(browser, served):
+    hits = browser.open(urljoin(served, "zh/?q=工具调用"),
+                        "[...document.querySelectorAll('.md-search-result__item a')].map(a => a.href)")
+    chapters = {urljoin(served, f"zh/{name}/") for name in CHAPTERS}
+    assert chapters & {hit.split("?")[0].split("#")[0] for hit in hits}, hits
