@@ -15,11 +15,21 @@ Running calls at once is safe only if they can't step on each other:
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from .calls import CallRunner, Job
 from .messages import ToolCall
+
+
+def as_they_finish(futures) -> Iterator[Future]:
+    """Each future as it completes, waking often: a thread blocked on a lock for good may never
+    see Ctrl+C (the signal can land on another thread), so the main thread must not block long."""
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+        yield from done
 
 
 def run_in_order(calls: list[ToolCall], runner: CallRunner, results: dict[str, str]) -> None:
@@ -55,7 +65,7 @@ class RunInParallel:
         try:
             futures = {pool.submit(self._perform, runner, job, fork): job
                        for job, fork in zip(jobs, forks, strict=True)}
-            for future in as_completed(futures):
+            for future in as_they_finish(futures):
                 results[futures[future].call.id] = future.result()
         except BaseException:
             for fork in forks:  # Ctrl+C: tell running calls to stop (bash kills its process group)

@@ -466,7 +466,9 @@ def test_the_repl_in_a_real_terminal(tmp_path):
             os.close(main)
     sent = [(m["role"], m["content"]) for m in server.requests[-1]["body"]["messages"][1:]]
     assert sent[0] == ("user", "hi") and sent[-1] == ("user", "still there?")
-    assert ("tool", INTERRUPTED) in sent
+    # Ctrl+C can land while the command is being started, before it has a process group of its own:
+    # then the shell itself dies of SIGINT and that is its result. Either way the call was stopped.
+    assert ("tool", INTERRUPTED) in sent or ("tool", "[killed by signal SIGINT]") in sent
 
 
 # Issue #5 through the command: consent, plan mode, undo, sessions, hooks, MCP

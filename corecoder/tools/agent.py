@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from ..executor import as_they_finish
 from ..workspace import Workspace
 from .base import Tool, ToolError
 
@@ -65,6 +66,8 @@ class AgentTool(Tool):
         pool = ThreadPoolExecutor(min(AT_ONCE, len(tasks)), thread_name_prefix="worker")
         try:
             futures = [pool.submit(self._report, t["name"], t["task"], ws, cancelled) for t in tasks]
+            for _ in as_they_finish(futures):  # wait, but stay awake for Ctrl+C
+                pass
             return [f.result() for f in futures]  # input order, whatever order they finish in
         except BaseException:
             cancelled.set()  # Ctrl+C: running workers stop at their next model call
