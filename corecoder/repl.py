@@ -229,7 +229,12 @@ class Repl:
             return
         words = arg.split()
         if words[:1] == ["reconnect"] and len(words) == 2:
-            self.attempt(hub.reconnect, words[1])
+            if words[1] not in {row.name for row in hub.status()}:
+                self.say(f"no MCP server named {words[1]!r}", "red")
+            else:
+                self.attempt(hub.reconnect, words[1])
+        elif words:
+            self.say("usage: /mcp, or /mcp reconnect NAME", "red")
         for row in hub.status():
             self.say(f"  {row.name}: {row.state} · {row.tools} tools" + (f" · {row.note}" if row.note else ""))
 

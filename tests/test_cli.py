@@ -581,3 +581,21 @@ def test_mcp_servers_from_mcp_json_become_tools(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "mcp__fake__echo" in [t["function"]["name"] for t in server.requests[0]["body"]["tools"]]
     assert "hi" in told(server)[0]
+
+
+def test_mcp_status_and_reconnect_in_the_repl(repl, tmp_path):
+    from corecoder.mcp import MCPHub, ServerSpec
+
+    script = str(Path(__file__).parent / "mcp_servers" / "bad_server.py")
+    shell, out = repl(ScriptedLLM(["ok"]), "/mcp", "/mcp reconnect fake", "/mcp reconnect nobody")
+    hub = MCPHub({"fake": ServerSpec("fake", sys.executable, [script])}, tmp_path).start()
+    try:
+        hub.attach(shell.agent)
+        shell.app.mcp = hub
+        shell.run()
+    finally:
+        hub.close()
+    text = out.getvalue()
+    assert text.count("fake: ready") >= 2 and "mcp__fake__echo" in shell.agent.tools
+    assert "1 MCP server" in text  # the banner counts them
+    assert "nobody" in text  # an unknown name is said, not a traceback
