@@ -31,3 +31,20 @@ class Boom(Tool):
         if kind == "tool_error":
             raise ToolError("the disk said no")
         raise ValueError("something broke")
+
+
+def run_and_kill(script: str, args: list[str], delay: float) -> None:
+    """Run `python -c script args...`, wait for it to print "go", let it work `delay` seconds,
+    then kill -9 it: the crash tests' way of stopping a writer at a random moment."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = child.stdout.readline()
+    if line == b"go\n":
+        time.sleep(delay)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert line == b"go\n", child.stderr.read().decode()

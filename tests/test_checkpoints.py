@@ -3,15 +3,12 @@
 import base64
 import json
 import random
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from helpers import run_and_kill
 
 from corecoder import Agent, ScriptedLLM
 from corecoder.calls import Gate
@@ -268,14 +265,7 @@ def whole(data: bytes) -> bool:
 
 
 def kill_during_writes(root, home, delay):
-    child = subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(home), str(ROOT)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    line = child.stdout.readline()
-    if line == b"go\n":
-        time.sleep(delay)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    assert line == b"go\n", child.stderr.read().decode()
+    run_and_kill(WRITER, [str(root), str(home), str(ROOT)], delay)
 
 
 def test_kill_9_during_checkpoint_writes_leaves_every_file_whole(tmp_path):

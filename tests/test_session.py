@@ -5,16 +5,12 @@ import json
 import os
 import random
 import re
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from helpers import Echo
+from helpers import Echo, run_and_kill
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -373,23 +369,13 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def run_and_kill(script, args, rng, delay):
-    child = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    line = child.stdout.readline()
-    if line == b"go\n":
-        time.sleep(delay)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    assert line == b"go\n", child.stderr.read().decode()
-
-
 def test_kill_9_during_writes_never_leaves_a_session_that_will_not_load(tmp_path):
     rng = random.Random(5)
     homes = [tmp_path / f"trial{n}" for n in range(30)]
     for home in homes:
         home.mkdir()
     with ThreadPoolExecutor(10) as pool:
-        list(pool.map(lambda h: run_and_kill(WRITER, [str(h), str(ROOT)], rng, rng.uniform(0.05, 0.4)), homes))
+        list(pool.map(lambda h: run_and_kill(WRITER, [str(h), str(ROOT)], rng.uniform(0.05, 0.4)), homes))
     torn = 0
     for home in homes:
         data = (home / "sessions" / "victim.jsonl").read_bytes()
