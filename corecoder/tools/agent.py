@@ -29,10 +29,9 @@ Spawn = Callable[[str, str, Workspace, threading.Event], str]  # (name, task, wo
 class AgentTool(Tool):
     name = "agent"
     description = (
-        "Delegate work to sub-agents with fresh context; you get back only their final reports. Give "
-        "`task` for one sub-agent, or `tasks` (1-8 items of {name, task}) for a team that works at the "
-        f"same time ({AT_ONCE} at once). Each task must be self-contained: the worker sees nothing of this "
-        "conversation. Use it for broad searches or independent pieces of work, not for a single small step."
+        "Delegate to sub-agents with a fresh context; you get back only their reports. `task` for one, "
+        f"or `tasks` (up to {MAX_WORKERS} of {{name, task}}, {AT_ONCE} at a time) for a team. Tasks must be "
+        "self-contained: workers see nothing of this conversation. For broad searches or independent work."
     )
     parameters = {
         "type": "object",

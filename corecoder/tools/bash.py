@@ -87,19 +87,16 @@ def blocked_reason(command: str) -> str | None:
 class Bash(Tool):
     name = "bash"
     description = (
-        "Run a command with bash in the working directory and get its stdout, stderr and exit code. "
-        "stdin is closed, so anything that waits for input fails; pagers are off. A `cd` carries over "
-        "to later calls. Killed, with everything it started, after `timeout` seconds (default "
-        f"{DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}); output printed before that is kept. Background "
-        "jobs (`cmd &`) outlive the call: send their output to a file. Commands that wipe the system "
-        "(rm -rf /, mkfs, ...) are refused."
+        "Run a bash command in the working directory; get stdout, stderr and the exit code. No stdin; "
+        f"`cd` carries over to later calls. Killed with all it started after `timeout` s (default "
+        f"{DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}), keeping the output so far. Background jobs outlive the "
+        "call: send their output to a file. Refuses commands that wipe the system (rm -rf /, mkfs...)."
     )
     parameters = {
         "type": "object",
         "properties": {
             "command": {"type": "string", "description": "The bash command line (may span lines)."},
-            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT,
-                        "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT})."},
+            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT},
         },
         "required": ["command"],
         "additionalProperties": False,

@@ -28,12 +28,10 @@ Place = tuple[int, int, str]  # start, end, the text to put there
 class EditFile(Tool):
     name = "edit_file"
     description = (
-        "Replace text in an existing UTF-8 text file. old_string must match the file exactly and in "
-        "exactly one place: copy it from read_file output without the line-number prefixes, and include "
-        "enough surrounding lines to make it unique. If it matches several places the edit is refused "
-        "unless replace_all is true. Small slips are forgiven only when they still point to one place: "
-        "LF vs CRLF, trailing spaces, a uniformly shifted indentation, pasted line numbers. "
-        "Returns a diff. To create a file or rewrite it whole, use write_file."
+        "Replace text in a file. old_string must match exactly one place (copy it from read_file without "
+        "the line numbers, with enough surrounding lines to be unique) unless replace_all is true. Slips "
+        "(CRLF, trailing spaces, shifted indentation, pasted line numbers) are forgiven only if one place "
+        "still matches. Returns a diff. To create or rewrite a whole file, use write_file."
     )
     parameters = {
         "type": "object",

@@ -25,11 +25,9 @@ MAX_OUTPUT_CHARS = 18_000
 class ReadFile(Tool):
     name = "read_file"
     description = (
-        "Read a text file. Each line is shown as `<line number><tab><text>`; the number and tab are "
-        "not part of the file, so leave them out when you edit. Shows up to `limit` lines (default "
-        f"{DEFAULT_LIMIT}) from `offset` (1-based), fewer if the lines are long; the last line says "
-        f"where to continue. Lines over {MAX_LINE_CHARS} characters are cut. Refuses binary files "
-        "and directories (use glob to list a directory)."
+        "Read a text file, shown as `<line number><tab><text>` (leave the numbers out when you edit). "
+        f"Shows `limit` lines (default {DEFAULT_LIMIT}) from `offset` (1-based); the last line says where to "
+        f"continue. Lines over {MAX_LINE_CHARS} characters are cut. Refuses binary files and directories."
     )
     parameters = {
         "type": "object",

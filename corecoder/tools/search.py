@@ -75,10 +75,9 @@ def _search_root(ws: Workspace, path: str | None) -> Path:
 class Glob(Tool):
     name = "glob"
     description = (
-        "Find files by name with a pattern like `*.py` (this directory only), `**/*.py` (any depth) or "
-        "`src/**/test_*.{py,js}`. Lists files only, newest first, relative to the working directory; "
-        f"at most {MAX_GLOB_RESULTS}. Skips {', '.join(sorted(SKIP_DIRS))}; to look inside one, put it "
-        "in `path` or at the start of the pattern."
+        "Find files by name: `*.py` (this folder), `**/*.py` (any depth), `src/**/test_*.{py,js}`. Newest "
+        f"first, at most {MAX_GLOB_RESULTS}. Skips .git, node_modules, virtualenvs and build folders unless "
+        "named in `path` or the pattern."
     )
     parameters = {
         "type": "object",
@@ -144,10 +143,10 @@ def _mtime(file: Path) -> float:
 class Grep(Tool):
     name = "grep"
     description = (
-        "Search file contents with a Python regular expression. `path` is a file or a directory "
-        "(default: working dir); `include` filters file names, e.g. `*.py` or `*.{ts,tsx}`. Prints "
-        f"`path:line: text`, at most {MAX_GREP_MATCHES} matches from at most {MAX_GREP_FILES} files, "
-        f"and says when it stopped early. Skips binary files and {', '.join(sorted(SKIP_DIRS))}."
+        "Search file contents with a Python regex. `path`: a file or folder (default: working dir); "
+        "`include`: a file-name glob like `*.py`. Prints `path:line: text`, at most "
+        f"{MAX_GREP_MATCHES} matches from at most {MAX_GREP_FILES} files. Skips binary files, .git, "
+        "node_modules, virtualenvs and build folders."
     )
     parameters = {
         "type": "object",
