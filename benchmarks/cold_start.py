@@ -1,48 +1,44 @@
-"""How long `corecoder --version` and `--help` take, against a bare `python -c pass`.
+"""How long `corecoder --version` and `--help` take, ours and upstream's, against a bare `python -c pass`.
 
-Run: python benchmarks/cold_start.py [--runs N]
-Prints the median wall time of each command over N runs, and its ratio to the bare
-interpreter measured in the same run, so the figure means the same on any machine.
+Each command is the installed entry point, run to its end with output discarded; the commands take
+turns within every round, so a burst of load elsewhere lands on all of them alike. The figure is the
+median over the rounds, and its ratio to the bare interpreter measured in the same run, so it means
+the same on any machine.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import shutil
 import statistics
 import subprocess
 import sys
 import time
 
+BARE = "python -c pass"
 
-def median_seconds(command: list[str], runs: int) -> float:
-    times = []
+
+def seconds(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def commands(ours: list[str], upstream: list[str] | None) -> dict[str, list[str]]:
+    """What to time, by name: the bare interpreter, then each agent's --version and --help."""
+    found = {BARE: [sys.executable, "-c", "pass"]}
+    for who, entry in (("ours", ours), ("upstream", upstream)):
+        for flag in ("--version", "--help") if entry else ():
+            found[f"{who} {flag}"] = [*entry, flag]
+    return found
+
+
+def measure(ours: list[str], upstream: list[str] | None, runs: int) -> dict:
+    """Median milliseconds of each command over `runs` rounds, and its ratio to the bare interpreter."""
+    timed = commands(ours, upstream)
+    for command in timed.values():  # once untimed: the .pyc files are written, the disk cache is warm
+        seconds(command)
+    times: dict[str, list[float]] = {name: [] for name in timed}
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=20)
-    runs = parser.parse_args().runs
-    entry = shutil.which("corecoder") or ""
-    commands = {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "python -m corecoder --version": [sys.executable, "-m", "corecoder", "--version"],
-        "python -m corecoder --help": [sys.executable, "-m", "corecoder", "--help"],
-    }
-    if entry:
-        commands["corecoder --version"] = [entry, "--version"]
-    results = {name: median_seconds(cmd, runs) for name, cmd in commands.items()}
-    base = results["python -c pass"]
-    for name, seconds in results.items():
-        print(f"{name:32} {seconds * 1000:7.1f} ms   {seconds / base:5.2f}x bare python")
-    print(json.dumps({k: round(v * 1000, 1) for k, v in results.items()}))
-
-
-if __name__ == "__main__":
-    main()
+        for name, command in timed.items():
+            times[name].append(seconds(command))
+    medians = {name: statistics.median(each) * 1000 for name, each in times.items()}
+    return {"runs": runs, "median_ms": medians, "vs_bare": {n: ms / medians[BARE] for n, ms in medians.items()}}

@@ -87,10 +87,10 @@ class ScriptServer:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def record(self, method: str, path: str, body) -> None:
+    def record(self, method: str, path: str, body, size: int = 0) -> None:  # size: the raw body's bytes
         stream = isinstance(body, dict) and bool(body.get("stream"))
         with self._lock:
-            self.requests.append({"method": method, "path": path, "body": body, "stream": stream})
+            self.requests.append({"method": method, "path": path, "body": body, "stream": stream, "bytes": size})
 
     def next_turn(self) -> tuple[int, Reply | None, dict]:
         """The request's number and its turn; (n, None, {}) once the script has run out."""
@@ -131,7 +131,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        script.record("POST", self.path, body)
+        script.record("POST", self.path, body, len(raw))
         if self.path.split("?")[0] != "/v1/chat/completions":
             return self._not_found("POST")
         problem = _invalid(body, script.reject)

@@ -59,7 +59,7 @@ def test_models_list_names_the_scripted_model():
     with ScriptServer([], model="tiny") as server:
         models = client(server).models.list()
         assert [(m.id, m.object, m.owned_by) for m in models.data] == [("tiny", "model", "corecoder")]
-        assert server.requests == [{"method": "GET", "path": "/v1/models", "body": None, "stream": False}]
+        assert server.requests == [{"method": "GET", "path": "/v1/models", "body": None, "stream": False, "bytes": 0}]
 
 
 def test_plain_text_comes_back_as_one_completion_with_estimated_usage():
@@ -339,6 +339,20 @@ def test_every_request_is_recorded():
     assert requests[0]["body"] is None
     assert [r["body"]["messages"] for r in requests[1:]] == [HI] * 3
     assert requests[2]["body"]["stream"] is True
+
+
+def test_each_request_records_the_bytes_of_its_raw_body():
+    body = json.dumps({"model": "m", "messages": [user("héllo ✓")]}, ensure_ascii=False).encode()
+    with ScriptServer(["one"]) as server:
+        for data, status in ((body, 200), (b"{not json", 400)):
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+            conn.request("POST", "/v1/chat/completions", body=data)
+            assert conn.getresponse().status == status
+            conn.close()
+        raw(server, method="GET", path="/v1/models")
+        requests = server.requests
+    assert [r["bytes"] for r in requests] == [len(body), len(b"{not json"), 0]  # bytes, not characters
+    assert len(body) > len(body.decode())
 
 
 def test_a_script_file_is_read_like_scripted_llm_reads_it(tmp_path):

@@ -1,0 +1,114 @@
+"""The targets (issue #7), checked against the figures, and the figures as Markdown tables."""
+
+from __future__ import annotations
+
+DASH = "—"
+# (name, where the ratio is in the results, at most)
+TARGETS = [
+    ("scenario wall time, ours / upstream", ("scenario", "ratio", "seconds"), 0.65),
+    ("scenario peak RSS, ours / upstream", ("scenario", "ratio", "peak_rss_mib"), 0.8),
+    ("scenario bytes sent, ours / upstream", ("scenario", "ratio", "bytes_sent"), 1.0),
+    ("cold start --version, ours / upstream", ("cold_start", "ratio", "--version"), 0.1),
+    ("cold start --help, ours / upstream", ("cold_start", "ratio", "--help"), 0.1),
+    ("long session overhead, round 500 / round 10", ("long_session", "ratio_last_to_10"), 1.5),
+    ("the same in CPU time (robust to load)", ("long_session", "ratio_last_to_10_cpu"), 1.5),
+]
+
+
+def dig(results: dict, path: tuple):
+    for key in path:
+        results = results.get(key) if isinstance(results, dict) else None
+    return results
+
+
+def check_targets(results: dict) -> list[dict]:
+    """Each target with its measured ratio and whether it is met (None: not measured, e.g. no upstream)."""
+    checked = []
+    for name, path, limit in TARGETS:
+        ratio = dig(results, path)
+        checked.append({"target": name, "at_most": limit, "ratio": ratio,
+                        "met": None if ratio is None else ratio <= limit})
+    return checked
+
+
+def ratios(ours: dict, upstream: dict | None) -> dict:
+    """ours / upstream for every figure both have."""
+    if not upstream:
+        return {}
+    return {k: ours[k] / upstream[k] for k in ours if upstream.get(k)}
+
+
+def fmt(value, unit: str = "", digits: int = 2) -> str:
+    if value is None:
+        return DASH
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and value >= 100):
+        return f"{int(value):,}{unit}"
+    return f"{value:,.{digits}f}{unit}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def scenario_table(s: dict) -> list[str]:
+    ours, up = s["ours"], s.get("upstream")
+    units = {"seconds": ("wall time", " s", 3), "peak_rss_mib": ("peak RSS", " MiB", 1),
+             "requests": ("requests", "", 0), "bytes_sent": ("bytes sent", " B", 0)}
+    rows = []
+    for key, (label, unit, digits) in units.items():
+        theirs = up["median"].get(key) if up else None
+        rows.append([label, fmt(ours["median"].get(key), unit, digits), fmt(theirs, unit, digits),
+                     fmt(s["ratio"].get(key), "", 3)])
+    rows.append(["runs ok", f"{ours['runs'] - ours['failed']}/{ours['runs']}",
+                 f"{up['runs'] - up['failed']}/{up['runs']}" if up else DASH, ""])
+    return table(["scenario (median)", "ours", "upstream", "ours / upstream"], rows)
+
+
+def cold_table(c: dict) -> list[str]:
+    ms = c["median_ms"]
+    rows = [["python -c pass", fmt(ms["python -c pass"], " ms", 1), fmt(ms["python -c pass"], " ms", 1), ""]]
+    for flag in ("--version", "--help"):
+        rows.append([f"corecoder {flag}", fmt(ms.get(f"ours {flag}"), " ms", 1),
+                     fmt(ms.get(f"upstream {flag}"), " ms", 1), fmt(c["ratio"].get(flag), "", 3)])
+    return table([f"cold start (median of {c['runs']})", "ours", "upstream", "ours / upstream"], rows)
+
+
+def long_table(ls: dict) -> list[str]:
+    rows = [[f"round {n}", fmt(ms, " ms", 3), fmt(ls["overhead_cpu_ms"][n], " ms", 3)]
+            for n, ms in ls["overhead_ms"].items()]
+    rows.append(["round 500 / round 10", fmt(ls["ratio_last_to_10"]), fmt(ls["ratio_last_to_10_cpu"])])
+    rows.append(["characters sent in all", f"{ls['characters_sent']:,} (~{ls['characters_sent'] // 4:,} tokens)", ""])
+    head = f"long session ({ls['rounds']} rounds ×{ls['repeats']}, {ls['seconds']} s each)"
+    return table([head, "engine overhead per round (wall)", "(CPU)"], rows)
+
+
+def course_table(c: dict) -> list[str]:
+    if c.get("error"):
+        return table(["the course", "time"], [["not measured", c["error"]]])
+    rows = [[name, fmt(seconds, " s", 1)] for name, seconds in c["notebooks"]["seconds"].items()]
+    rows += [[f"all notebooks ({lang})", fmt(s, " s", 1)] for lang, s in c["notebooks"]["by_language"].items()]
+    rows.append(["mkdocs build --strict (en + zh)", fmt(c["site"]["seconds"], " s", 1)])
+    return table(["the course", "time"], rows)
+
+
+def targets_table(checked: list[dict]) -> list[str]:
+    met = {True: "yes", False: "**no**", None: "not measured"}
+    return table(["target", "measured", "at most", "met"],
+                 [[t["target"], fmt(t["ratio"], "", 3), fmt(t["at_most"]), met[t["met"]]] for t in checked])
+
+
+def headline(results: dict) -> str:
+    m = results["machine"]
+    load = f"load {m['load_average'][0]:.2f} before, {m['load_average_after'][0]:.2f} after"
+    return (f"{results['date']} · {m['cpus']} cores, {m['machine']}, Python {m['python']} · {load}"
+            f" · upstream: {results['upstream']}")
+
+
+def render(results: dict) -> str:
+    """The headline, then every table the results have, Markdown, blank lines between."""
+    parts = [[headline(results)], scenario_table(results["scenario"]), cold_table(results["cold_start"]),
+             long_table(results["long_session"])]
+    if results.get("course"):
+        parts.append(course_table(results["course"]))
+    parts.append(targets_table(results["targets"]))
+    return "\n\n".join("\n".join(p) for p in parts)

@@ -1,0 +1,74 @@
+"""The benchmark runner works: every piece runs in a tiny mode and reports what it should. Structure only:
+no figure here is compared with a speed (benchmarks/README.md holds the figures)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `benchmarks` is a folder of the repository, not part of the package
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import report, upstream  # noqa: E402
+from benchmarks.scenario import SCRIPT  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("bench") / "results.json"
+    run = subprocess.run([sys.executable, "-m", "benchmarks", "--rounds", "1", "--cold-runs", "1", "--no-warmup",
+                          "--skip-upstream", "--skip-course", "--out", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "| scenario (median) |" in run.stdout and "| target |" in run.stdout
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def positive(*values) -> bool:
+    return all(isinstance(v, (int, float)) and v > 0 for v in values)
+
+
+def test_the_scenario_really_fixes_the_project_and_is_measured(results):
+    ours = results["scenario"]["ours"]
+    assert (ours["runs"], ours["failed"]) == (1, 0)
+    run = ours["each"][0]
+    assert run["ok"] and run["fixed"] and run["exit_code"] == 0
+    assert run["requests"] == len(SCRIPT)
+    assert positive(*ours["median"].values()) and set(ours["median"]) == {"seconds", "peak_rss_mib", "requests",
+                                                                           "bytes_sent"}
+    assert "upstream" not in results["scenario"] and results["scenario"]["ratio"] == {}
+
+
+def test_cold_start_times_the_bare_interpreter_and_our_command(results):
+    ms = results["cold_start"]["median_ms"]
+    assert set(ms) == {"python -c pass", "ours --version", "ours --help"}
+    assert positive(*ms.values())
+
+
+def test_the_long_session_reports_overhead_at_each_mark(results):
+    long = results["long_session"]
+    assert long["rounds"] == 500 and set(long["overhead_ms"]) == {"10", "100", "500"}
+    assert set(long["overhead_cpu_ms"]) == {"10", "100", "500"}
+    assert positive(*long["overhead_ms"].values(), *long["overhead_cpu_ms"].values(), long["ratio_last_to_10"],
+                    long["ratio_last_to_10_cpu"], long["characters_sent"])
+
+
+def test_without_upstream_the_ratios_against_it_are_not_measured(results):
+    met = {t["target"]: t["met"] for t in results["targets"]}
+    assert len(met) == len(report.TARGETS)
+    assert met["long session overhead, round 500 / round 10"] in (True, False)
+    assert [name for name, value in met.items() if value is None] == [t[0] for t in report.TARGETS[:5]]
+    assert results["upstream"] == "skipped (--skip-upstream)" and results["course"] is None
+    assert {"date", "machine", "settings"} <= set(results)
+
+
+def test_the_upstream_script_does_the_same_work_in_its_own_argument_names():
+    ours, theirs = SCRIPT, upstream.translate(SCRIPT)
+    assert len(theirs) == len(ours) and theirs[-1] == ours[-1]
+    calls = [(c["name"], list(c["arguments"])) for t in theirs if isinstance(t, dict) for c in t.get("tool_calls", [])]
+    assert calls == [("bash", ["command"]), ("grep", ["pattern", "include"]), ("read_file", ["file_path"]),
+                     ("edit_file", ["file_path", "old_string", "new_string"]), ("bash", ["command"])]
+    assert "path" in ours[2]["tool_calls"][0]["arguments"]  # ours untouched
