@@ -64,7 +64,7 @@ class CallRunner:
         tool = self.tools.get(call.name)
         if tool is None:
             available = ", ".join(sorted(self.tools)) or "none"
-            return Job(call, verdict=f"unknown tool {call.name!r}. Available tools: {available}",
+            return Job(call, verdict=f"unknown tool {call.name[:100]!r}. Available tools: {available}",
                        status="unknown_tool")
         args, trouble = parse_arguments(call.arguments)
         if args is not None:

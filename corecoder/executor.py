@@ -84,5 +84,14 @@ class RunInParallel:
         path = job.args.get("path") if job.tool is not None and job.tool.mutating else None
         if not isinstance(path, str):
             return runner.perform(job, workspace)
-        with self.file_lock(workspace.resolve(path).resolve()):
+        with self.file_lock(lock_key(workspace, path)):
             return runner.perform(job, workspace)
+
+
+def lock_key(workspace, path: str) -> Path:
+    """The file a call will touch, links followed, so two names for one file share a lock. A path
+    that can't be resolved (a link loop, a NUL byte) keys by its text: the tool reports the problem."""
+    try:
+        return workspace.resolve(path).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return workspace.resolve(path)

@@ -78,14 +78,21 @@ class ContextTooLong(ModelError):
     """The provider says the request is longer than the model's context window."""
 
 
-def unique_ids(calls: list[ToolCall], history: list[dict]) -> list[ToolCall]:
-    """The calls, with a fresh id for any that is missing or already used in the history.
+NAMELESS = "no_name_given"  # what a call that came without a tool name is called in the history
 
-    Some providers send no id, or "call_0" on every turn; the history needs each id once.
+
+def unique_ids(calls: list[ToolCall], history: list[dict]) -> list[ToolCall]:
+    """The calls, with a fresh id for any that is missing or already used in the history, and a
+    placeholder name for a call that came without one.
+
+    Some providers send no id, or "call_0" on every turn; the history needs each id once. A call
+    with no name would be refused by the API in every later request: the session would be dead.
     """
     used = {c["id"] for m in history for c in m.get("tool_calls") or []}
     fixed = []
     for call in calls:
+        if not call.name:
+            call = replace(call, name=NAMELESS)
         if not call.id or call.id in used:
             n = len(used)
             while f"call_{n}" in used:

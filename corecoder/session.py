@@ -21,6 +21,7 @@ import operator
 import os
 import re
 import secrets
+import stat
 import sys
 import threading
 from collections.abc import Callable
@@ -72,8 +73,10 @@ def _append_fd(path: Path, new: bool) -> int:
 
 
 def _read(path: Path) -> bytes:
-    try:
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+    try:  # O_NONBLOCK: a FIFO planted in the sessions dir must not hang /sessions or --resume
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise SessionError(f"cannot read session {path.stem!r}: not a regular file")
             return f.read()
     except FileNotFoundError:
         raise SessionError(f"no session {path.stem!r} in {path.parent}; /sessions lists them") from None

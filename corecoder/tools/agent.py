@@ -53,6 +53,8 @@ class AgentTool(Tool):
     def run(self, ws: Workspace, task: str | None = None, tasks: list[dict] | None = None) -> str:
         if (task is None) == (tasks is None):
             raise ToolError("give exactly one of `task` (one sub-agent) or `tasks` (a team)")
+        if any(not t.strip() for t in ([task] if task is not None else [t["task"] for t in tasks])):
+            raise ToolError("a task is empty: say what the worker should do, with everything it needs to know")
         if task is not None:
             return self._report("worker", task, ws, threading.Event())
         names = [t["name"] for t in tasks]

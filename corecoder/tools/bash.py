@@ -63,7 +63,7 @@ BLOCKED_COMMANDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (rf"{_COMMAND_START}(?:mkfs(?:\.\w+)?|wipefs)(?![\w.-])",
          "mkfs/wipefs erase a filesystem"),
         (rf"(?:\bof=|>\s*){_DISK}", "writing to a disk device overwrites the whole disk"),
-        (r"(?P<name>[\w:.]+)\s*\(\)\s*\{\s*(?P=name)\s*\|\s*(?P=name)\s*&",
+        (r"(?<![\w:.])(?P<name>[\w:.]+)\s*\(\)\s*\{\s*(?P=name)\s*\|\s*(?P=name)\s*&",
          "a fork bomb spawns processes until the machine stalls"),
         (rf"{_COMMAND_START}(?:systemctl\s+)?(?:shutdown|reboot|halt|poweroff)(?![\w.-])",
          "shutdown/reboot stops the machine everyone is working on"),
