@@ -7,7 +7,6 @@ Every server process a test starts is ended by the time the test is over; the
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,21 +20,6 @@ from corecoder.tools.base import ToolError
 from corecoder.workspace import Workspace
 
 SERVERS = Path(__file__).parent / "mcp_servers"
-
-
-@pytest.fixture
-def spawned(monkeypatch):
-    """Every process started while the test runs; at the end, each must have exited."""
-    started = []
-
-    class Recorded(subprocess.Popen):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            started.append(self)
-
-    monkeypatch.setattr(subprocess, "Popen", Recorded)
-    yield started
-    assert all(p.poll() is not None for p in started), "a server process outlived its test"
 
 
 @pytest.fixture

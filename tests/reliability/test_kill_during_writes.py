@@ -10,15 +10,12 @@ approach aimed at the two tools that write the user's files.)
 from __future__ import annotations
 
 import random
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from helpers import run_and_kill
 
 pytestmark = pytest.mark.row("crash")
 
@@ -62,14 +59,7 @@ def whole(data: bytes) -> bool:
 
 
 def kill_while_writing(tool: str, root: Path, delay: float) -> None:
-    child = subprocess.Popen([sys.executable, "-c", WRITER, tool, str(root), str(ROOT), str(SIZE)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    line = child.stdout.readline()
-    if line == b"go\n":
-        time.sleep(delay)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    assert line == b"go\n", child.stderr.read().decode()
+    run_and_kill(WRITER, [tool, str(root), str(ROOT), str(SIZE)], delay)
 
 
 @pytest.mark.cases(TRIALS)

@@ -15,7 +15,6 @@ Every time:
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,21 +31,6 @@ CALL_TIMEOUT = 0.5
 STARTS = {"quiet": [], "banner": ["--banner"], "stderr-flood": ["--stderr-mb", "4"],
           "banner-and-flood": ["--banner", "--stderr-mb", "4"]}
 READ = {"name": "read_file", "arguments": {"path": "notes.txt"}}
-
-
-@pytest.fixture
-def spawned(monkeypatch):
-    """Every process started while the test runs; at the end, each must have exited."""
-    started = []
-
-    class Recorded(subprocess.Popen):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            started.append(self)
-
-    monkeypatch.setattr(subprocess, "Popen", Recorded)
-    yield started
-    assert started and all(p.poll() is not None for p in started), "a server process outlived its test"
 
 
 def expected_first(tool: str, result: str) -> None:
