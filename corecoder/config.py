@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from urllib.parse import urlsplit
 
 from .workspace import git_root
 
@@ -132,7 +133,7 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
         model=name,
         provider=provider,
         base_url=override or provider.base_url,
-        api_key=_api_key(settings, provider, override is not None),
+        api_key=_api_key(settings, provider, override),
         home=_home(settings),
         context_window=_context_window(settings),
         stream=provider.stream and _get(settings, "CORECODER_STREAM") not in ("0", "false", "no", "off"),
@@ -144,12 +145,19 @@ def _get(settings: Mapping[str, str], *names: str) -> str | None:
     return next((settings[n] for n in names if settings.get(n)), None)
 
 
-def _api_key(settings: Mapping[str, str], provider: Provider, own_endpoint: bool) -> str | None:
+def _api_key(settings: Mapping[str, str], provider: Provider, endpoint: str | None) -> str | None:
     # OPENAI_API_KEY is the generic key only when the user also chose the endpoint:
     # falling back to it for a preset would send an OpenAI key to someone else's server.
-    fallback = ("OPENAI_API_KEY",) if own_endpoint else ()
+    fallback = ("OPENAI_API_KEY",) if endpoint else ()
     key = _get(settings, "CORECODER_API_KEY", *provider.key_env, *fallback)
-    return key or (None if provider.needs_key else NO_KEY)
+    # A server on this machine (Ollama, llama.cpp, vLLM...) rarely wants a key: don't demand one.
+    keyless = not provider.needs_key or _on_this_machine(endpoint)
+    return key or (NO_KEY if keyless else None)
+
+
+def _on_this_machine(url: str | None) -> bool:
+    host = urlsplit(url).hostname if url else None
+    return host in ("localhost", "::1") or (host or "").startswith("127.")
 
 
 def _home(settings: Mapping[str, str]) -> Path:

@@ -319,3 +319,13 @@ def test_streaming_can_be_switched_off_for_a_server_that_cannot_stream(tmp_path)
     env = {"OPENAI_API_KEY": "x", "HOME": str(tmp_path)}
     assert load_config(tmp_path, env).stream is True
     assert load_config(tmp_path, {**env, "CORECODER_STREAM": "0"}).stream is False
+
+
+def test_a_server_on_this_machine_needs_no_key(tmp_path):
+    env = {"HOME": str(tmp_path), "OPENAI_BASE_URL": "http://localhost:11434/v1"}
+    config = load_config(tmp_path, env, model="qwen3")
+    require_key(config)  # no error: Ollama and friends take any key
+    assert config.api_key == "not-needed" and config.base_url == "http://localhost:11434/v1"
+    remote = load_config(tmp_path, {**env, "OPENAI_BASE_URL": "https://api.example.com/v1"}, model="m")
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        require_key(remote)

@@ -374,3 +374,46 @@ def test_tidy_drops_widget_views_and_joins_stream_pieces():
     nb = tidy(new_notebook(cells=[cell], metadata={"widgets": {"state": {}}}))
     assert "widgets" not in nb.metadata and "version" not in nb.metadata["language_info"]
     assert [o.get("data", o.get("text")) for o in nb.cells[0].outputs] == [{"text/plain": "[viewer]"}, "ab\n"]
+
+
+@pytest.mark.parametrize("command", [["sync", "--check"], ["student", "out"], ["execute"]])
+def test_a_folder_without_chapters_is_an_error_not_a_silent_pass(tmp_path, command):
+    from corecoder.course.__main__ import main
+
+    assert main(["--folder", str(tmp_path), *command]) == 2
+
+
+def test_find_orphan_fails_an_answer_that_demands_results_in_call_order():
+    from corecoder.course import check
+
+    def strict(messages):
+        waiting = []
+        for i, m in enumerate(messages):
+            if m["role"] == "tool":
+                if not waiting or m["tool_call_id"] != waiting[0]:
+                    return i
+                waiting.pop(0)
+            else:
+                waiting = [c["id"] for c in m.get("tool_calls") or []]
+        return None
+
+    assert check("ch01.find_orphan", strict) is False
+
+
+def test_run_call_fails_an_answer_that_joins_problems_wrongly_and_its_hint_says_how():
+    from corecoder.calls import parse_arguments
+    from corecoder.course import check
+    from corecoder.tools.base import problems
+
+    def commas(tool, arguments, workspace):
+        args, trouble = parse_arguments(arguments)
+        if args is not None:
+            trouble = ", ".join(problems(tool.parameters, args))
+        if trouble:
+            return f"bad arguments for {tool.name}: {trouble}"
+        try:
+            return tool.run(workspace, **args)
+        except Exception as e:
+            return f"{tool.name} failed: {e}"
+
+    assert check("ch01.run_call", commas) is False

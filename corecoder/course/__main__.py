@@ -25,6 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     execute = commands.add_parser("execute", help="run chapters and store their outputs (then sync)")
     execute.add_argument("paths", nargs="*", type=Path, help="English notebooks (default: every chapter)")
     args = parser.parse_args(argv)
+    if not chapters(args.folder):  # a check that found nothing to check must not pass
+        print(f"error: no chapters (NN-slug.ipynb) in {args.folder}", file=sys.stderr)
+        return 2
 
     if args.command == "student":
         from .student import write_student_edition

@@ -57,6 +57,8 @@ ORPHAN_CASES = [
     ("a result whose id no call has", [user("go"), _calls("c1"), _result("c9")], 2),
     ("a result that arrives after the user spoke again",
      [user("go"), _calls("c1", "c2"), _result("c1"), user("stop"), _result("c2")], 4),
+    ("two results in the wrong order (this rule cares that each answers a waiting call, not the order)",
+     [user("go"), _calls("c1", "c2"), _result("c2"), _result("c1")], None),
 ]
 
 
@@ -167,9 +169,19 @@ CALL_CASES = [
     (Shout, '["hi"]', "bad arguments for shout:", "", False),
     (Shout, "{}", "bad arguments for shout:", "missing required argument 'text'", False),
     (Shout, '{"text": 5}', "bad arguments for shout:", "text should be string", False),
+    (Shout, '{"text": 5, "times": 0}', "bad arguments for shout:", "text should be string, got int 5; times", False),
     (DiskFull, '{"text": "hi"}', "save failed:", "the disk is full", None),
     (Buggy, "{}", "buggy failed:", "the tool has a bug", None),
 ]
+
+
+def _why(starts: str) -> str:
+    if starts.startswith("bad arguments"):
+        return ("arguments that don't parse, aren't an object or don't fit the schema are the model's mistake: "
+                "say so, list every problem (joined with '; ') and never run the tool; never treat bad JSON as {}")
+    if "failed" in starts:
+        return "an exception from the tool, any exception, is the environment's failure: '<tool> failed: <message>'"
+    return "valid arguments: run the tool and return exactly what it returned"
 
 
 @checker("ch01.run_call")
@@ -185,7 +197,7 @@ def check_run_call(run_call) -> None:
         if (got != starts) if exact else not (got.startswith(starts) and contains in got):
             wanted = repr(starts) if exact else f"a string starting {starts!r}" + (
                 f" and containing {contains!r}" if contains else "")
-            raise Hint(f"{given}\nexpected: {wanted}\ngot:      {got!r:.300}")
+            raise Hint(f"{given}\nexpected: {wanted}\ngot:      {got!r:.300}\nhint: {_why(starts)}")
         if runs is not None and bool(tool.ran) != runs:
             raise Hint(f"{given}\nthe tool {'should' if runs else 'should not'} have run: "
                        + ("the arguments were fine" if runs else "bad arguments never reach the tool"))
