@@ -72,3 +72,17 @@ def test_the_upstream_script_does_the_same_work_in_its_own_argument_names():
     assert calls == [("bash", ["command"]), ("grep", ["pattern", "include"]), ("read_file", ["file_path"]),
                      ("edit_file", ["file_path", "old_string", "new_string"]), ("bash", ["command"])]
     assert "path" in ours[2]["tool_calls"][0]["arguments"]  # ours untouched
+
+
+def test_the_readme_quotes_the_committed_results():
+    """benchmarks/README.md's figures come from benchmarks/results.json: rerunning the runner
+    without updating the README (or the other way round) fails here."""
+    root = Path(__file__).resolve().parent.parent / "benchmarks"
+    results = json.loads((root / "results.json").read_text(encoding="utf-8"))
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    scenario, session = results["scenario"], results["long_session"]
+    quoted = [f"{scenario['ours']['median']['bytes_sent']:,} B", f"{scenario['upstream']['median']['bytes_sent']:,} B",
+              f"{sum(session['compactions'].values())} times ({session['compactions']['trim']} trims, "
+              f"{session['compactions']['summarize']} summaries)", f"ends with {session['history_at_end']} messages",
+              f"| round 500 | {session['overhead_ms']['500']:.3f} ms |"]
+    assert [q for q in quoted if q not in readme] == []
