@@ -115,11 +115,13 @@ class Agent:
                 if call.id not in results:
                     self.emit(ToolCallFinished(call, INTERRUPTED, "interrupted"))
 
-    def worker(self, name: str, task: str, workspace: Workspace, cancelled: threading.Event) -> str:
-        """Run a sub-agent: its own history, todo list and cwd; this agent's model, gates, executor."""
+    def worker(self, name: str, task: str, workspace: Workspace) -> str:
+        """Run a sub-agent: its own history, todo list and cwd; this agent's model, gates, executor.
+        When the user interrupts this agent, `workspace.cancelled` is set and the worker stops too."""
         tools = [t for t in self.tools.values() if t.name != "agent"]  # no recursion
-        sub = Agent(_Cancellable(self.llm, cancelled), tools, cwd=workspace.cwd, instructions=self.instructions,
-                    max_rounds=WORKER_ROUNDS, executor=self.executor, gates=self.gates)
+        sub = Agent(_Cancellable(self.llm, workspace.cancelled), tools, cwd=workspace.cwd,
+                    instructions=self.instructions, max_rounds=WORKER_ROUNDS, executor=self.executor, gates=self.gates)
+        sub.workspace.cancelled = workspace.cancelled  # its running commands are stopped with it
         sub.subscribe(lambda event: self.emit(WorkerEvent(name, event)))
         return sub.chat(task)
 

@@ -27,6 +27,7 @@ from .pricing import Ledger, load_prices
 from .scripted import ScriptError
 from .session import SessionError, SessionLog
 from .trace import Printer
+from .workspace import project_root
 
 # What ends a task with a message instead of a traceback: the model gave up for good,
 # a script ran out, or a history the API would reject. Anything else is a bug to see.
@@ -66,7 +67,8 @@ def start(model: str | None = None, *, yes: bool = False, resume: str | None = N
 def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes: bool = False, warn=print) -> App:
     """The agent with its gates in their order, compaction, cost accounting and session log."""
     plan = PlanMode()
-    hooks = Hooks(load_hooks(config.home / "hooks.json", cwd / ".corecoder" / "hooks.json"), warn=warn)
+    project = project_root(cwd) / ".corecoder"  # the same wherever in the project the command starts
+    hooks = Hooks(load_hooks(config.home / "hooks.json", project / "hooks.json"), warn=warn)
     consent = Consent(None, allow_all=yes, home=config.home)
     checkpoints = Checkpoints(config.home, cwd)
     agent = Agent(llm, tools, cwd=cwd, gates=[plan, hooks, consent, checkpoints],
@@ -83,7 +85,7 @@ def start_mcp(config: Config, cwd: Path, agent: Agent, warn):
     """The MCP servers named in mcp.json (config dir, then project), their tools given to the agent."""
     from .mcp import MCPHub, load_servers
 
-    servers = load_servers(config.home, cwd)
+    servers = load_servers(config.home, project_root(cwd))
     if not servers:
         return None
     hub = MCPHub(servers, cwd).start()

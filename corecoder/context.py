@@ -18,7 +18,7 @@ prompt, so compaction cannot lose it.
 
 from __future__ import annotations
 
-from .events import Compacted, UsageReported
+from .events import Compacted, Retrying, UsageReported
 from .messages import check_history, system, user
 from .tokens import Estimate, tools_tokens, window_for
 
@@ -65,6 +65,9 @@ class Compactor:
             size = self.estimate.of(messages, self._overhead(agent))
         if size >= summarize or overflow:
             messages = self._summarize(agent, messages, size, reset=size >= reset or overflow)
+            size = self.estimate.of(messages, self._overhead(agent))
+        if size >= reset or overflow:  # the latest turn alone is too big: trim its outputs as well
+            messages = self._trim(agent, messages, size, keep=0)
         self.sent = len(messages)
         return messages
 
@@ -77,8 +80,8 @@ class Compactor:
 
     # tier 1
 
-    def _trim(self, agent, messages: list[dict], size: int) -> list[dict]:
-        old = max(0, len(messages) - self.keep_recent)
+    def _trim(self, agent, messages: list[dict], size: int, keep: int | None = None) -> list[dict]:
+        old = max(0, len(messages) - (self.keep_recent if keep is None else keep))
         long = [i for i in range(old) if messages[i]["role"] == "tool" and len(messages[i]["content"]) > self.trim_over]
         if not long:
             return messages
@@ -109,9 +112,14 @@ class Compactor:
         ask = transcript(old)
         if focus:
             ask += f"\n\nKeep in particular everything about: {focus}"
-        self.summarizing = True  # its usage report is not about the history's size
+        # The summary is not the answer: of its stream, only retries are shown. Its usage is reported
+        # (it costs money) while `summarizing` keeps it from anchoring the history's size.
+        reply = agent.llm.chat([system(SUMMARY_PROMPT), user(ask)], None,
+                               lambda event: isinstance(event, Retrying) and agent.emit(event))
+        self.summarizing = True
         try:
-            reply = agent.llm.chat([system(SUMMARY_PROMPT), user(ask)], None, agent.emit)
+            if reply.usage:
+                agent.emit(UsageReported(reply.usage, agent.llm.model))
         finally:
             self.summarizing = False
         if not reply.text.strip():

@@ -23,11 +23,14 @@ from .calls import CallRunner, Job
 from .messages import ToolCall
 
 
-def as_they_finish(futures) -> Iterator[Future]:
+def as_they_finish(futures, cancelled: threading.Event | None = None) -> Iterator[Future]:
     """Each future as it completes, waking often: a thread blocked on a lock for good may never
-    see Ctrl+C (the signal can land on another thread), so the main thread must not block long."""
+    see Ctrl+C (the signal can land on another thread), so the main thread must not block long.
+    A sub-agent's batch runs off the main thread: `cancelled` is how its parent's Ctrl+C reaches it."""
     pending = set(futures)
     while pending:
+        if cancelled is not None and cancelled.is_set():
+            raise KeyboardInterrupt
         done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
         yield from done
 
@@ -65,7 +68,7 @@ class RunInParallel:
         try:
             futures = {pool.submit(self._perform, runner, job, fork): job
                        for job, fork in zip(jobs, forks, strict=True)}
-            for future in as_they_finish(futures):
+            for future in as_they_finish(futures, runner.workspace.cancelled):
                 results[futures[future].call.id] = future.result()
         except BaseException:
             for fork in forks:  # Ctrl+C: tell running calls to stop (bash kills its process group)

@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -78,23 +79,30 @@ class Hooks(Gate):
 
     def _run(self, hook: dict, payload: dict, workspace: Workspace) -> str | None:
         """Run one hook. Returns its stderr if it vetoed (exit 2), else None."""
-        payload = {**payload, "cwd": str(workspace.cwd)}
-        try:  # its own process group, so a timeout kills whatever the hook started too
-            proc = subprocess.Popen(["bash", "-c", hook["command"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, cwd=workspace.cwd, start_new_session=True,
-                                    env={**os.environ, "CORECODER_TOOL": payload["tool_name"]})
-        except OSError as e:
-            self.warn(f"hook skipped: `{hook['command']}` could not start ({e})")
-            return None
-        try:
-            _, stderr = proc.communicate(json.dumps(payload), timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            self.warn(f"hook skipped: `{hook['command']}` ran past {self.timeout:g} s")
-            return None
-        if proc.returncode == VETO:
-            return stderr.strip()
-        if proc.returncode != 0:
-            self.warn(f"hook `{hook['command']}` failed (exit {proc.returncode}): {stderr.strip()[:200]}")
+        payload = json.dumps({**payload, "cwd": str(workspace.cwd)})
+        # Files, not pipes, for stdin and stderr: a hook that leaves a child behind holding a pipe,
+        # or that never reads a large input, could otherwise block us past any timeout.
+        with tempfile.TemporaryFile("w+") as stdin, tempfile.TemporaryFile("w+") as stderr:
+            stdin.write(payload)
+            stdin.seek(0)
+            try:  # its own process group, so a timeout kills whatever the hook started too
+                proc = subprocess.Popen(["bash", "-c", hook["command"]], stdin=stdin, stdout=subprocess.DEVNULL,
+                                        stderr=stderr, cwd=workspace.cwd, start_new_session=True,
+                                        env={**os.environ, "CORECODER_TOOL": json.loads(payload)["tool_name"]})
+            except OSError as e:
+                self.warn(f"hook skipped: `{hook['command']}` could not start ({e})")
+                return None
+            try:
+                code = proc.wait(timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                self.warn(f"hook skipped: `{hook['command']}` ran past {self.timeout:g} s")
+                return None
+            stderr.seek(0)
+            said = stderr.read().strip()
+        if code == VETO:
+            return said
+        if code != 0:
+            self.warn(f"hook `{hook['command']}` failed (exit {code}): {said[:200]}")
         return None

@@ -10,6 +10,7 @@ remembered per project, in the config dir, so it is never committed by accident.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +31,7 @@ class Consent(Gate):
         self.allow_all = allow_all  # --yes
         self.home = home  # where "always" answers are kept; None: for this session only
         self.always: dict[str, set[str]] = {}  # project key -> tool names allowed for good
+        self.asking = threading.Lock()
 
     def before(self, tool: Tool, args: dict, workspace: Workspace) -> str | None:
         if not tool.mutating or self.allow_all:
@@ -40,7 +42,10 @@ class Consent(Gate):
         if self.ask is None:
             return (f"{tool.name} changes files or runs commands, and there is nobody to allow it "
                     "(running with -p and without --yes). Do what you can with the read-only tools.")
-        answer = self.ask(tool, args)
+        with self.asking:  # sub-agents of a team run at once: their questions must not interleave
+            if tool.name in self._allowed(project):  # "always" may have been said while this call waited
+                return None
+            answer = self.ask(tool, args)
         if answer == "always":
             self._remember(project, tool.name)
         elif answer != "once":

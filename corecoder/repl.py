@@ -38,6 +38,7 @@ HELP = (
     ("/quit, /exit", "leave (Ctrl+D at the prompt does too)"),
 )
 FILES = ("hooks.json", "mcp.json", "pricing.json")  # in the config dir; hooks.json and mcp.json also in .corecoder/
+PROMPT = "› "
 KEYS = "Enter sends · Alt+Enter (or Esc, Enter) adds a line · Ctrl+C stops a turn"
 
 
@@ -67,7 +68,7 @@ class Repl:
         self.banner()
         while True:
             try:
-                line = self.session.prompt()
+                line = self.session.prompt(PROMPT)  # say it each time: the consent question changes it
             except (KeyboardInterrupt, EOFError):
                 return 0
             if not self.handle(line):
@@ -158,6 +159,7 @@ class Repl:
                 message.pop("reasoning_content", None)
         self.agent.llm = self.connect(config)  # each call is priced by the model that served it
         self.app.config = config
+        self.app.log.save()  # so that a resume after /quit picks the new model
         self.say(f"model: {config.label} (the conversation carries on)")
 
     def tokens(self, arg: str = "") -> None:
@@ -260,7 +262,7 @@ def prompt_session(home: Path):
         event.current_buffer.insert_text("\n")
 
     home.mkdir(parents=True, exist_ok=True)
-    return PromptSession("› ", history=FileHistory(str(home / "history")), key_bindings=keys,
+    return PromptSession(PROMPT, history=FileHistory(str(home / "history")), key_bindings=keys,
                          prompt_continuation="  ")
 
 

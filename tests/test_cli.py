@@ -599,3 +599,17 @@ def test_mcp_status_and_reconnect_in_the_repl(repl, tmp_path):
     assert text.count("fake: ready") >= 2 and "mcp__fake__echo" in shell.agent.tools
     assert "1 MCP server" in text  # the banner counts them
     assert "nobody" in text  # an unknown name is said, not a traceback
+
+
+def test_project_hooks_apply_wherever_in_the_project_the_command_starts(tmp_path):
+    project = copy_project(tmp_path)
+    (project / ".git").mkdir()
+    (project / "sub").mkdir()
+    (project / ".corecoder").mkdir()
+    (project / ".corecoder" / "hooks.json").write_text(json.dumps(
+        {"PreToolUse": [{"matcher": "write_file", "command": "echo 'no new files' >&2; exit 2"}]}))
+    turns = [{"tool_calls": [{"name": "write_file", "arguments": {"path": "new.txt", "content": "x"}}]}, "ok"]
+    with ScriptServer(turns) as server:
+        run = corecoder("-p", "write", "--yes", cwd=project / "sub", env=environment(server, tmp_path))
+    assert run.returncode == 0 and not (project / "sub" / "new.txt").exists()
+    assert told(server) == ["write_file refused by hook: no new files"]

@@ -199,3 +199,30 @@ def test_any_history_stays_legal_through_any_tier(pieces, window, keep, summary_
     agent = agent_with(history, FunctionLLM(model), window=window, keep_recent=keep)
     agent.run()  # the FunctionLLM checks every request it is handed, as the API would
     check_history(agent.messages)
+
+
+def test_the_summary_is_not_shown_as_an_answer_and_its_cost_is_counted():
+    from corecoder.events import TextDelta, UsageReported
+
+    def model(messages, tools):
+        if messages[0]["content"] == SUMMARY_PROMPT:
+            return {"text": "SUMMARY-TEXT", "usage": {"prompt_tokens": 5_000, "completion_tokens": 50}}
+        return "done"
+
+    history = [user("go"), *[m for n in range(10) for m in round_trip(n, "y" * 1_600)]]
+    agent = agent_with(history, FunctionLLM(model), window=6_000, keep_recent=4)
+    events = []
+    agent.subscribe(events.append)
+    agent.run()
+    assert "SUMMARY-TEXT" not in "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert [e.usage.prompt_tokens for e in events if isinstance(e, UsageReported)] == [5_000]
+
+
+def test_a_latest_turn_too_big_for_the_window_is_trimmed_so_the_session_goes_on():
+    calls = [ToolCall(f"r{i}", "echo", '{"text": "a"}') for i in range(3)]
+    history = [user("read them"), assistant("", calls), *[tool_result(c.id, "z" * 20_000) for c in calls]]
+    agent = agent_with(history, summarizer(), window=6_000, keep_recent=8)
+    assert agent.run() == "done"
+    sent = agent.llm.requests[-1]["messages"]
+    assert all(len(m["content"]) < 2_000 for m in sent if m["role"] == "tool")
+    check_history(sent)

@@ -161,3 +161,59 @@ def test_project_instructions_are_capped(tmp_path):
     (tmp_path / "AGENTS.md").write_text("x" * 50_000)
     text = project_instructions(tmp_path, limit=1_000)
     assert len(text) < 1_200 and "limited to 1,000 characters" in text
+
+
+def test_a_hook_that_leaves_a_child_behind_does_not_hang_the_agent(tmp_path):
+    gate, _ = hooks(tmp_path, pre=[("*", "(sleep 30 &) ; echo 'not now' >&2; exit 2")])
+    started = time.monotonic()
+    [vetoed] = run(tmp_path, [write()], [gate])
+    assert vetoed == "write_file refused by hook: not now" and time.monotonic() - started < 5
+
+
+def test_a_schema_type_the_validator_does_not_know_lets_the_tool_decide(tmp_path):
+    from corecoder import Tool
+
+    class When(Tool):
+        name = "when"
+        parameters = {"type": "object", "properties": {"day": {"type": "date"}, "any": True}}
+
+        def run(self, ws, day, any=None):
+            return f"on {day}"
+
+    agent = Agent(ScriptedLLM([{"tool_calls": [{"name": "when", "arguments": {"day": "monday", "any": 1}}]},
+                               "ok"]), [When()], cwd=tmp_path)
+    agent.chat("go")
+    assert results(agent) == ["on monday"]
+
+
+def test_consent_questions_from_workers_running_at_once_never_overlap(tmp_path):
+    import threading
+
+    from corecoder import FunctionLLM
+
+    inside, overlapped = [0], []
+    lock = threading.Lock()
+
+    def ask(tool, args):
+        with lock:
+            inside[0] += 1
+            overlapped.append(inside[0] > 1)
+        time.sleep(0.1)
+        with lock:
+            inside[0] -= 1
+        return "once"
+
+    def model(messages, tools):
+        task = messages[1]["content"]
+        if task.startswith("write "):
+            if messages[-1]["role"] == "tool":
+                return "written"
+            return {"tool_calls": [write(task[6:])]}
+        if messages[-1]["role"] == "tool":
+            return "done"
+        return {"tool_calls": [{"name": "agent", "arguments": {"tasks": [
+            {"name": n, "task": f"write {n}.txt"} for n in "abc"]}}]}
+
+    Agent(FunctionLLM(model), cwd=tmp_path, gates=[Consent(ask)]).chat("go")
+    assert len(overlapped) == 4 and not any(overlapped)  # the agent call itself, then one per worker
+    assert sorted(p.name for p in tmp_path.glob("*.txt")) == ["a.txt", "b.txt", "c.txt"]

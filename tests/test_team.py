@@ -155,3 +155,23 @@ def test_bad_team_requests_are_refused_clearly(tmp_path, arguments, problem):
     agent.chat("go")
     assert problem in reports(agent)
     check_history(agent.messages)
+
+
+def test_ctrl_c_stops_the_workers_too(tmp_path):
+    import os
+    import signal
+
+    def worker(task, messages, tools):  # each worker writes a file a round, forever
+        n = sum(1 for m in messages if m["role"] == "tool")
+        return {"tool_calls": [{"name": "bash", "arguments": {"command": f"sleep 0.2; touch {task}_{n}"}}]}
+
+    tasks = [{"name": "a", "task": "task:a"}, {"name": "b", "task": "task:b"}]
+    agent = Agent(FunctionLLM(Model(delegate(tasks=tasks), worker)), cwd=tmp_path)
+    threading.Timer(0.7, os.kill, (os.getpid(), signal.SIGINT)).start()  # the user presses Ctrl+C
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    check_history(agent.messages)
+    time.sleep(0.3)  # anything still running has had time to stop
+    written = len(list(tmp_path.glob("?_*")))
+    time.sleep(1.0)
+    assert len(list(tmp_path.glob("?_*"))) == written  # nothing more after the interrupt

@@ -11,7 +11,6 @@ is assembled (Agent.worker), so nothing under tools/ imports the agent.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -23,7 +22,7 @@ MAX_WORKERS = 8
 AT_ONCE = 4
 REPORT_LIMIT = 6_000  # characters of each report the parent sees
 
-Spawn = Callable[[str, str, Workspace, threading.Event], str]  # (name, task, workspace, cancelled) -> report
+Spawn = Callable[[str, str, Workspace], str]  # (name, task, workspace) -> report; workspace.cancelled stops it
 
 
 class AgentTool(Tool):
@@ -56,29 +55,28 @@ class AgentTool(Tool):
         if any(not t.strip() for t in ([task] if task is not None else [t["task"] for t in tasks])):
             raise ToolError("a task is empty: say what the worker should do, with everything it needs to know")
         if task is not None:
-            return self._report("worker", task, ws, threading.Event())
+            return self._report("worker", task, ws)
         names = [t["name"] for t in tasks]
         if len(set(names)) != len(names):
             raise ToolError(f"worker names must be unique, got {names}")
         return "\n\n".join(f"## {name}\n{report}" for name, report in zip(names, self._team(tasks, ws), strict=True))
 
     def _team(self, tasks: list[dict], ws: Workspace) -> list[str]:
-        cancelled = threading.Event()
         pool = ThreadPoolExecutor(min(AT_ONCE, len(tasks)), thread_name_prefix="worker")
         try:
-            futures = [pool.submit(self._report, t["name"], t["task"], ws, cancelled) for t in tasks]
-            for _ in as_they_finish(futures):  # wait, but stay awake for Ctrl+C
+            futures = [pool.submit(self._report, t["name"], t["task"], ws) for t in tasks]
+            for _ in as_they_finish(futures, ws.cancelled):  # stops when the parent's batch is interrupted
                 pass
             return [f.result() for f in futures]  # input order, whatever order they finish in
         except BaseException:
-            cancelled.set()  # Ctrl+C: running workers stop at their next model call
+            ws.cancelled.set()  # running workers stop at their next step
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
-    def _report(self, name: str, task: str, ws: Workspace, cancelled: threading.Event) -> str:
+    def _report(self, name: str, task: str, ws: Workspace) -> str:
         try:
-            report = self.spawn(name, task, ws, cancelled)
+            report = self.spawn(name, task, ws)
         except Exception as e:  # one worker's failure is its report; its siblings go on
             return f"[{name} failed: {type(e).__name__}: {e}]"
         if len(report) > REPORT_LIMIT:

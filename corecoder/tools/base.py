@@ -51,6 +51,8 @@ _TYPES = {
 
 
 def _is(value, type_name: str) -> bool:
+    if type_name not in _TYPES:
+        return True  # a type we don't know (an MCP server's schema may say anything): the tool decides
     # bool is a subclass of int in Python, but not in JSON.
     if type_name in ("integer", "number") and isinstance(value, bool):
         return False
@@ -63,6 +65,8 @@ def problems(schema: dict, value, where: str = "") -> list[str]:
     Covers what tool schemas use: type, required, properties,
     additionalProperties: false, enum, items, minimum/maximum, minItems/maxItems.
     """
+    if not isinstance(schema, dict):
+        return []  # `true` (anything goes) or a form we don't check
     label = where or "arguments"
     wanted = schema.get("type")
     if wanted:
