@@ -19,7 +19,8 @@ WIDGET_LABEL = "[step-through viewer: {n} rounds; run this cell in JupyterLab to
 def round_html(r: Round, tool_count: int) -> str:
     """One round in full, as HTML for the widget."""
     parts = [f"<h4>Round {r.number}</h4>",
-             f"<b>Sent</b>: the system prompt, {tool_count} tool schemas and {len(r.sent)} messages"]
+             f"<b>Sent</b>: the system prompt, {tool_count} tool schemas and {len(r.sent)} "
+             f"message{'' if len(r.sent) == 1 else 's'}"]
     parts += [_message_html(i, m) for i, m in enumerate(r.sent, 1)]
     parts.append("<b>Replied</b>")
     parts.append(_message_html(None, r.reply) if r.reply else "<p>nothing (the call did not return)</p>")
