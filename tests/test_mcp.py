@@ -160,7 +160,7 @@ def test_megabytes_on_stderr_never_block_the_server(hubs):
 def test_a_banner_on_stdout_is_skipped_with_a_warning(hubs):
     hub = hubs("--banner")
     [row] = hub.status()
-    assert (row.state, row.tools) == ("ready", 4)
+    assert (row.state, row.tools) == ("ready", 5)
     assert "not JSON-RPC" in row.note and "bad server 0.1" in row.note
     assert run(hub, "mcp__bad__echo", text="hi") == "hi"
 
@@ -179,7 +179,7 @@ def test_a_crash_mid_call_fails_that_call_and_the_next_until_reconnect(hubs, tmp
     assert time.monotonic() - started < 1  # known dead: no waiting for a timeout
     old = agent.tools["mcp__bad__echo"]
     row = hub.reconnect("bad")
-    assert (row.state, row.tools) == ("ready", 4)
+    assert (row.state, row.tools) == ("ready", 5)
     assert agent.tools["mcp__bad__echo"] is not old  # the agent got the tools as they are now
     assert agent.tools["mcp__bad__echo"].run(Workspace(tmp_path), text="back") == "back"
     with pytest.raises(KeyError, match="no MCP server named 'nope'"):
@@ -206,12 +206,13 @@ def test_servers_that_fail_to_start_do_not_stop_the_others(hubs, tmp_path):
     hub = hubs(extra={"hang": hang, "missing": missing, "dies": dies}, startup_timeout=0.5)
     assert time.monotonic() - started < 3  # started side by side, each within its own timeout
     rows = {row.name: row for row in hub.status()}
-    assert (rows["bad"].state, rows["bad"].tools) == ("ready", 4)
+    assert (rows["bad"].state, rows["bad"].tools) == ("ready", 5)
     assert rows["hang"].state == "error" and "no answer to initialize" in rows["hang"].note
     assert rows["missing"].state == "error" and "cannot start" in rows["missing"].note
     assert rows["dies"].state == "dead" and "code 2" in rows["dies"].note and "no config" in rows["dies"].note
     assert hub.clients["hang"].process is None  # a hung server is not left running
-    assert set(tools_of(hub)) == {"mcp__bad__echo", "mcp__bad__crash", "mcp__bad__hang", "mcp__bad__grow"}
+    assert set(tools_of(hub)) == {"mcp__bad__echo", "mcp__bad__crash", "mcp__bad__hang", "mcp__bad__grow",
+                                 "mcp__bad__deaf"}
 
 
 def test_close_ends_a_server_that_ignores_eof_and_sigterm(hubs, monkeypatch):
@@ -248,13 +249,13 @@ def test_an_unknown_newer_protocol_version_is_refused_clearly(hubs):
 
 def test_tools_list_is_followed_page_by_page(hubs):
     hub = hubs("--page", "1")
-    assert [t.remote for t in hub.tools()] == ["echo", "crash", "hang", "grow"]
+    assert [t.remote for t in hub.tools()] == ["echo", "crash", "hang", "grow", "deaf"]
     assert tools_of(hub)["mcp__bad__crash"].parameters == {"type": "object"}  # no inputSchema given
 
 
 def test_a_notification_before_the_initialize_reply_is_not_taken_for_it(hubs):
     hub = hubs("--notify-early")
-    assert hub.status()[0].state == "ready" and len(hub.tools()) == 4
+    assert hub.status()[0].state == "ready" and len(hub.tools()) == 5
 
 
 def test_list_changed_refreshes_the_tools_at_the_next_round(hubs, tmp_path):
@@ -267,7 +268,7 @@ def test_list_changed_refreshes_the_tools_at_the_next_round(hubs, tmp_path):
     assert "mcp__bad__extra" not in llm.requests[0]["tools"]
     assert "mcp__bad__extra" in llm.requests[1]["tools"]  # listed again between the rounds
     assert [m["content"] for m in agent.messages if m["role"] == "tool"] == ["grown", "extra ran"]
-    assert hub.status()[0].tools == 5
+    assert hub.status()[0].tools == 6
 
 
 # -- through the agent -------------------------------------------------------------
@@ -318,3 +319,14 @@ def test_the_npm_everything_server(spawned, tmp_path):
         assert not hub.clients["ev"].stale.is_set() and "mcp__ev__echo" in agent.tools
     finally:
         hub.close()
+
+
+def test_a_server_that_stops_reading_its_input_fails_the_call_in_bounded_time(hubs):
+    hub = hubs(call_timeout=0.5)
+    with pytest.raises(ToolError):
+        run(hub, "mcp__bad__deaf")  # no answer; from now on the server reads nothing
+    started = time.monotonic()
+    with pytest.raises(ToolError, match="stopped reading its input"):
+        run(hub, "mcp__bad__echo", text="x" * 1_000_000)  # more than a pipe holds: the write would block
+    assert time.monotonic() - started < 3
+    assert hub.status()[0].state == "dead"

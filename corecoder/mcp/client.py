@@ -1,17 +1,12 @@
 """One MCP server over stdio: its process, newline-delimited JSON-RPC 2.0, the handshake.
 
-Three threads per server, each with one job:
-
-    a caller    writes a request, then waits on a queue of its own for the answer
-    the reader  reads stdout: an answer goes to the caller waiting on its id; a
-                notification or a request from the server is handled on the spot
-    the drainer reads stderr into a ring of the last 200 lines
-
-The drainer is what keeps a chatty server alive: a pipe holds ~64 KB, and a server
-whose stderr nobody reads blocks on its next write, never to answer again. The
-reader is the only place that tells messages apart, by shape, never by id alone:
-a server's own request may reuse the id of a call we are waiting on, and it has a
-"method" where an answer has none.
+A caller writes a request (from a short-lived thread, so a server that stops reading can't
+block it past the deadline) and waits on a queue of its own. The reader reads stdout: an
+answer goes to the caller waiting on its id; a notification or a server's request is handled
+on the spot. The drainer keeps the last 200 lines of stderr, and keeps a chatty server alive:
+a pipe holds ~64 KB, and a server whose stderr nobody reads blocks on its next write. Messages
+are told apart by shape, never by id alone: a server's own request may reuse the id of a call
+we wait on, and it has a "method" where an answer has none.
 """
 
 from __future__ import annotations
@@ -64,8 +59,6 @@ class MCPClient:
         self._write_lock = threading.Lock()  # one message per line, never interleaved
         self._pending: dict[int, queue.Queue] = {}
         self._ids = itertools.count(1)
-
-    # -- the lifecycle -------------------------------------------------------
 
     def start(self) -> None:
         """Start the process, shake hands, list the tools. On failure: MCPError, and the state says why."""
@@ -123,8 +116,6 @@ class MCPClient:
         if process is not None:
             _stop(process)
 
-    # -- requests ------------------------------------------------------------
-
     def list_tools(self, deadline: float | None = None) -> list[dict]:
         """Every tool, page by page, following nextCursor until there is none."""
         self.stale.clear()  # a change announced from now on needs another listing
@@ -159,7 +150,7 @@ class MCPClient:
         deadline = deadline or time.monotonic() + self.call_timeout
         allowed = deadline - time.monotonic()
         try:
-            self._send(process, message if params is None else {**message, "params": params})
+            self._send(process, message if params is None else {**message, "params": params}, deadline)
             answer = _wait(waiter, deadline, cancelled)
         finally:
             with self._lock:
@@ -192,17 +183,27 @@ class MCPClient:
             f"the server is not running{': ' + self.error if self.error else ''}"
         return f"{why}; `/mcp reconnect {self.name}` starts it again"
 
-    def _send(self, process: subprocess.Popen, message: dict) -> None:
-        data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+    def _send(self, process: subprocess.Popen, message: dict, deadline: float | None = None) -> None:
+        """Write one message within the deadline: a server that stops reading its input would
+        otherwise block this write, and through the lock every later one, for good."""
+        data, failed = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8"), []
+        writer = threading.Thread(target=self._write, args=(process, data, failed), daemon=True)
+        writer.start()
+        writer.join(max(0.0, (deadline or time.monotonic() + self.call_timeout) - time.monotonic()))
+        if writer.is_alive() or failed:  # as good as dead: say so, and kill it (which frees the writer)
+            why = type(failed[0]).__name__ if failed else "a write timed out"
+            self._gone(process, f"the server stopped reading its input ({why})")
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            raise MCPError(self.error or "the server was closed") from None
+
+    def _write(self, process: subprocess.Popen, data: bytes, failed: list) -> None:
         try:
             with self._write_lock:
                 process.stdin.write(data)
                 process.stdin.flush()
         except (OSError, ValueError) as e:  # a broken pipe, or stdin already closed
-            self._gone(process, f"the server stopped reading its input ({type(e).__name__})")
-            raise MCPError(self.error or "the server was closed") from None
-
-    # -- the reader and the drainer -------------------------------------------
+            failed.append(e)
 
     def _read(self, process: subprocess.Popen, drainer: threading.Thread) -> None:
         with process.stdout:

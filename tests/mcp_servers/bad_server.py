@@ -12,7 +12,8 @@ Each flag switches on one way real servers go wrong:
     --hang-start      never answer initialize
 
 Tools: echo (text back), crash (the process dies mid-call), hang (never answered),
-grow (adds the tool `extra` and sends notifications/tools/list_changed before its reply).
+grow (adds the tool `extra` and sends notifications/tools/list_changed before its reply),
+deaf (never answered, and the server stops reading its input for good).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 TOOLS = [
     {"name": "echo", "description": "Return the text.",
@@ -28,6 +30,7 @@ TOOLS = [
     {"name": "crash", "description": "Die mid-call."},
     {"name": "hang", "description": "Never answer."},
     {"name": "grow", "description": "Add a tool."},
+    {"name": "deaf", "description": "Stop reading input."},
 ]
 EXTRA = {"name": "extra", "description": "Appears after grow.", "inputSchema": {"type": "object"}}
 
@@ -115,6 +118,8 @@ def call(opts, tools: list, msg_id, params: dict) -> None:
         os._exit(3)
     elif name == "hang":
         return
+    elif name == "deaf":
+        time.sleep(3600)  # alive, but reading nothing more: the client's writes fill the pipe and block
     elif name == "grow":
         if EXTRA not in tools:
             tools.append(EXTRA)
