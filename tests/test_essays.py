@@ -7,13 +7,15 @@
   a number in the prose that is neither a checked figure nor a known incidental one
   (a chapter number, an HTTP status) fails the test, so a new unchecked figure cannot slip in.
 - The two languages have the same headings, the same includes in the same order and the
-  same links; the Chinese text uses the glossary's terms.
+  same links; the Chinese text uses the glossary's terms, and so do the chapters' Chinese
+  markdown cells and the site's Chinese home page.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -296,11 +298,14 @@ def test_the_index_links_every_essay_in_its_language():
 
 
 def glossary() -> list[tuple[str, str]]:
-    """(English term, Chinese term) pairs from docs/glossary.md, parenthesized notes dropped."""
+    """(English term, Chinese term) pairs from the table of docs/glossary.md, parenthesized notes dropped.
+    A term kept in English (`token`, `bug`) is a pair too: the Chinese text then uses it as it is."""
     pairs = []
     for line in (ROOT / "docs/glossary.md").read_text(encoding="utf-8").splitlines():
+        if not line.startswith("|"):
+            continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 2 or not re.search(r"[\u4e00-\u9fff]", cells[1]) or cells[0] in ("English", "---"):
+        if len(cells) < 2 or cells[0] in ("English", "---"):
             continue
         ens = [re.sub(r"\s*\(.*?\)", "", e).strip() for e in cells[0].split(" / ")]
         zhs = [re.sub(r"（.*?）", "", z).strip() for z in cells[1].split(" / ")]
@@ -308,17 +313,98 @@ def glossary() -> list[tuple[str, str]]:
     return pairs
 
 
-WRONG_TERMS = {"代理": "智能体", "孤儿": "孤立的工具结果", "提示语": "提示词", "子代理": "子智能体"}
+NOTEBOOKS = ROOT / "notebooks"
+FENCE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
 
 
-@pytest.mark.parametrize("path", english(), ids=ids(english()))
-def test_the_chinese_essay_uses_the_glossary_terms(path):
-    prose = CODE_SPAN.sub(" ", path.read_text(encoding="utf-8"))  # identifiers are never translated
-    chinese = twin(path).read_text(encoding="utf-8")
+def chapter_notebooks() -> list[Path]:
+    return sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]-*.ipynb") if not p.name.endswith(".zh.ipynb"))
+
+
+def translated() -> list[tuple[Path, Path]]:
+    """(English, Chinese) for every text the glossary governs: the essays, the chapters (their markdown
+    cells) and the site's home page."""
+    return ([(p, twin(p)) for p in english()]
+            + [(p, p.with_name(p.stem + ".zh.ipynb")) for p in chapter_notebooks()]
+            + [(ROOT / "docs/index.md", ROOT / "docs/index.zh.md")])
+
+
+def prose_of(path: Path) -> str:
+    """The translated text of a file (a notebook's markdown cells), with what is never translated, code
+    spans and code blocks, blanked."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        text = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    else:
+        text = path.read_text(encoding="utf-8")
+    return CODE_SPAN.sub(" ", FENCE.sub(" ", text))
+
+
+def relative(pairs: list[tuple[Path, ...]]) -> list[str]:
+    return [pair[0].relative_to(ROOT).as_posix() for pair in pairs]
+
+
+# Variants the glossary rules out, as patterns over Chinese prose (code spans and blocks blanked), with the
+# term to use instead.
+WRONG_TERMS = {
+    "代理": "智能体",
+    "孤儿": "孤立的工具结果",
+    "提示语": "提示词",
+    "子代理": "子智能体",
+    "缺陷": "bug",
+    r"API key|(?<![A-Za-z_])keys?(?![A-Za-z_])": "API 密钥, 密钥",
+    r"(?<![A-Za-z_])dicts?(?![A-Za-z_])": "字典",
+    # A tool message answers (回应) its call; 回答 is the model's final answer.
+    r"得到了?回答|作了回答|都有回答|逐一给出回答|回答仍在等待": "回应",
+}
+
+# Literal renderings a review removed, with what reads naturally instead.
+STIFF = {
+    r"为什么是这个形状|长成这样|现在这个样子": "为什么这样设计",
+    r"哪些错误会过去": "能区分暂时性与持续性错误的重试",
+    r"站得住的最简单的东西": "最简单的可用实现",
+}
+
+
+@pytest.mark.parametrize("english, chinese", translated(), ids=relative(translated()))
+def test_the_chinese_twin_uses_the_glossary_terms(english, chinese):
+    prose, translation = prose_of(english), prose_of(chinese)  # identifiers are never translated
     pairs = glossary()
     assert len(pairs) > 40, "docs/glossary.md: table not found"
     for en, zh in pairs:
         if re.search(rf"\b{re.escape(en)}s?\b", prose, re.IGNORECASE):
-            assert zh in chinese, f"{path.name} says {en!r}: {twin(path).name} should say {zh!r} (docs/glossary.md)"
-    for wrong, right in WRONG_TERMS.items():
-        assert wrong not in chinese, f"{twin(path).name}: {wrong!r}; the glossary says {right!r}"
+            assert zh in translation, f"{english.name} says {en!r}: {chinese.name} should say {zh!r} (docs/glossary.md)"
+
+
+CHINESE = [zh for _, zh in translated()] + [ROOT / "README.zh.md"]
+
+
+@pytest.mark.parametrize("chinese", CHINESE, ids=[p.relative_to(ROOT).as_posix() for p in CHINESE])
+def test_the_chinese_text_has_no_ruled_out_variant(chinese):
+    translation = prose_of(chinese)
+    for wrong, right in {**WRONG_TERMS, **STIFF}.items():
+        found = re.search(wrong, translation)
+        assert not found, f"{chinese.name}: {found[0]!r}; say {right!r} (docs/glossary.md)"
+
+
+def chapter_title(text: str) -> str:
+    """`# Chapter 1 · The loop` -> `The loop`; `# 第 1 章 · 智能体循环` -> `智能体循环`."""
+    return re.match(r"# .*? · (.+)", text)[1].strip()
+
+
+def index_titles(index: Path) -> dict[int, str]:
+    return {int(m[1]): m[2].strip() for m in re.finditer(r"(?m)^### (\d\d) · (.+)$", index.read_text("utf-8"))}
+
+
+@pytest.mark.parametrize("notebook", chapter_notebooks(), ids=lambda p: p.stem)
+def test_a_chapter_has_one_title_in_chinese_where_it_has_one_in_english(notebook):
+    """Where the essay index calls a chapter exactly what its notebook does, the Chinese ones agree too."""
+    number = int(notebook.name[:2])
+    titles = {}
+    for path, index in ((notebook, ESSAYS / "00-index.md"), (notebook.with_name(notebook.stem + ".zh.ipynb"),
+                                                            ESSAYS / "00-index.zh.md")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        titles[path] = (chapter_title("".join(cells[0]["source"])), index_titles(index).get(number))
+    (en_notebook, en_index), (zh_notebook, zh_index) = titles.values()
+    if en_index == en_notebook:
+        assert zh_index == zh_notebook, f"chapter {number}: the index says {zh_index!r}, the notebook {zh_notebook!r}"
