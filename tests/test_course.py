@@ -417,3 +417,65 @@ def test_run_call_fails_an_answer_that_joins_problems_wrongly_and_its_hint_says_
             return f"{tool.name} failed: {e}"
 
     assert check("ch01.run_call", commas) is False
+
+
+# --- chapter 0's checks: the hint says what went wrong ------------------------------------
+
+BASH_TESTS = {"name": "bash", "arguments": {"command": "python3 test_stats.py"}}
+
+
+def verdict(name, answer, capsys) -> tuple[bool, str]:
+    from corecoder.course import check
+
+    passed = check(name, answer)
+    return passed, capsys.readouterr().out
+
+
+def test_script_passes_any_script_that_runs_the_tests_and_quotes_what_they_printed(capsys):
+    fix_then_report = [*SCRIPT[:-1], "Fixed the mean; now 3 of 3 tests passed."]  # the last run printed 3 of 3
+    assert verdict("ch00.script", lambda: fix_then_report, capsys) == (True, "✓ ch00.script passed\n")
+    in_a_dict = [{"tool_calls": [{"name": "bash", "arguments": {"command": "cd . && python3 ./test_stats.py"}}]},
+                 {"text": "The run says 1 of 3 tests passed."}]
+    assert verdict("ch00.script", lambda: in_a_dict, capsys)[0] is True
+
+
+@pytest.mark.parametrize("turns, says", [
+    ([{"tool_calls": [BASH_TESTS]}], ["the script ran out", "end the script with a string"]),
+    ([{"tool_calls": [BASH_TESTS]}, "All 3 of 3 tests passed."],
+     ["your answer says '3 of 3 tests passed', but the tests printed '1 of 3 tests passed'", "never reads"]),
+    ([{"tool_calls": [BASH_TESTS]}, "The tests ran."], ["the tests printed '1 of 3 tests passed'"]),
+    (["1 of 3 tests passed"], ["no bash call ran the tests", "asked for no tool call at all"]),
+    ([{"tool_calls": [{"name": "bash", "arguments": {"cmd": "python3 test_stats.py"}}]}, "1 of 3 tests passed"],
+     ['bash(cmd="python3 test_stats.py")  →  bad arguments for bash', 'ask for bash with the command']),
+    ([{"tool_calls": [{"name": "bash", "arguments": {"command": "cat missing.txt"}}]}, "1 of 3 tests passed"],
+     ["no bash call ran the tests", 'bash(command="cat missing.txt")  →']),
+    ([{"text": "x", "calls": []}, "done"], ["not a script a ScriptedLLM can play", "unknown keys ['calls']"]),
+    ("python3 test_stats.py", ["should return a list of turns, got str"]),
+    ([{"fault": "auth"}], ["the run stopped with ModelError"]),
+], ids=["runs-out", "wrong-summary", "no-summary", "no-tool", "bad-arguments", "wrong-command", "bad-turn",
+        "not-a-list", "model-error"])
+def test_script_fails_a_wrong_script_with_a_hint_that_says_why(turns, says, capsys):
+    passed, out = verdict("ch00.script", lambda: turns, capsys)
+    assert not passed and out.startswith("✗ ch00.script: not yet.\n"), out
+    for words in says:
+        assert words in out, out
+    assert "Traceback" not in out and "/tmp" not in out and "corecoder-ch00-" not in out
+
+
+def test_count_calls_hints_at_the_history_layout_and_at_parallel_calls(capsys):
+    def by_script_name(messages):
+        return {c["name"]: 1 for m in messages for c in m.get("tool_calls", [])}
+
+    def first_per_round(messages):
+        return {m["tool_calls"][0]["function"]["name"]: 1 for m in messages if m.get("tool_calls")}
+
+    def mutates(messages):
+        messages.clear()
+        return {}
+
+    passed, out = verdict("ch00.count_calls", by_script_name, capsys)
+    assert not passed and "your code raised KeyError: 'name'" in out and '"function": {"name": ...' in out
+    passed, out = verdict("ch00.count_calls", first_per_round, capsys)
+    assert not passed and "a round can ask for several calls" in out
+    passed, out = verdict("ch00.count_calls", mutates, capsys)
+    assert not passed and "changed the history" in out

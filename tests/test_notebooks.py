@@ -233,6 +233,47 @@ def run_check(name, fn) -> tuple[bool, str]:
 
 # Plausible wrong answers, one list per exercise: each must fail its check.
 WRONG = {
+    "ch00.script": ["""
+def tests_script():  # the answer rides on the tool-call turn: the script runs out before the model can answer
+    return [{"text": "1 of 3 tests passed.",
+             "tool_calls": [{"name": "bash", "arguments": {"command": "python3 test_stats.py"}}]}]
+""", """
+def tests_script():  # answers with the result it hopes for, not the one the tests print
+    return [{"tool_calls": [{"name": "bash", "arguments": {"command": "python3 test_stats.py"}}]},
+            "Done: 3 of 3 tests passed."]
+""", """
+def tests_script():  # reads the test file instead of running it
+    return [{"tool_calls": [{"name": "read_file", "arguments": {"path": "test_stats.py"}}]},
+            "1 of 3 tests passed."]
+""", """
+def tests_script():  # the wrong argument name: bash never runs
+    return [{"tool_calls": [{"name": "bash", "arguments": {"cmd": "python3 test_stats.py"}}]},
+            "1 of 3 tests passed."]
+"""],
+    "ch00.count_calls": ["""
+def count_tool_calls(messages):  # one per round: misses parallel calls
+    counts = {}
+    for m in messages:
+        if m.get("tool_calls"):
+            name = m["tool_calls"][0]["function"]["name"]
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+""", """
+def count_tool_calls(messages):  # the script's layout, not the history's: a call has no "name" of its own
+    counts = {}
+    for m in messages:
+        for call in m.get("tool_calls", []):
+            counts[call["name"]] = counts.get(call["name"], 0) + 1
+    return counts
+""", """
+def count_tool_calls(messages):  # counts only the calls that worked
+    names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls", [])}
+    counts = {}
+    for m in messages:
+        if m["role"] == "tool" and not m["content"].startswith(("unknown tool", "bad arguments")):
+            counts[names[m["tool_call_id"]]] = counts.get(names[m["tool_call_id"]], 0) + 1
+    return counts
+"""],
     "ch01.find_orphan": ["""
 def find_orphan(messages):  # only looks at the message before: rejects the second of two parallel results
     for i, m in enumerate(messages):
@@ -296,6 +337,13 @@ def test_chapter_one_has_at_least_three_exercises_and_each_has_wrong_answers():
     names = [name for notebook, name, _, _ in EXERCISES if notebook == "01-loop.ipynb"]
     assert len(names) >= 3
     assert {name for _, name, _, _ in EXERCISES} == set(WRONG), "every exercise needs plausible wrong answers"
+
+
+@pytest.mark.parametrize("english", ENGLISH, ids=lambda p: p.stem)
+def test_every_chapter_has_exercises_named_after_it(english):
+    names = [name for notebook, name, _, _ in EXERCISES if notebook == english.name]
+    assert len(names) >= 2, f"{english.name}: each chapter ends with exercises (COURSE.md, rule 5)"
+    assert all(name.startswith(f"ch{english.name[:2]}.") for name in names), names
 
 
 @pytest.mark.parametrize("notebook, name, function, source", EXERCISES, ids=[e[1] for e in EXERCISES])
