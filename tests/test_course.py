@@ -10,7 +10,7 @@ import corecoder.messages
 from corecoder import Agent, FunctionLLM, ScriptedLLM
 from corecoder.agent import Agent as PackageAgent
 from corecoder.course import check, outline, record, show, step_through, workdir
-from corecoder.course.checks import CHECKERS, Hint, checker
+from corecoder.course.checks import CHECKERS, Hint, checker, verdict
 from corecoder.course.execute import WIDGET_VIEW, tidy
 from corecoder.course.source import PACKAGE_ROOT, source_of
 from corecoder.course.student import strip_solutions, student_notebook
@@ -77,18 +77,20 @@ def doubling():
 
 
 def test_check_passes_and_says_so(doubling, capsys):
-    assert check(doubling, lambda n: n * 2) is True
+    assert check(doubling, lambda n: n * 2) is None  # nothing for a notebook to show under the verdict
     assert capsys.readouterr().out == "✓ test.double passed\n"
+    assert verdict(doubling, lambda n: n * 2) == (True, "✓ test.double passed")
+    assert verdict(doubling, lambda n: n + 1)[0] is False
 
 
 def test_a_wrong_answer_gets_input_expected_and_actual(doubling, capsys):
-    assert check(doubling, lambda n: n + 1) is False
+    assert check(doubling, lambda n: n + 1) is None
     out = capsys.readouterr().out
     assert "double(2)" in out and "expected: 4" in out and "got:      3" in out and "multiply by two" in out
 
 
 def test_an_exception_in_the_learners_code_is_a_hint_not_a_traceback(doubling, capsys):
-    assert check(doubling, lambda n: {}[n]) is False
+    assert check(doubling, lambda n: {}[n]) is None
     out = capsys.readouterr().out
     assert "double(1)" in out and "your code raised KeyError" in out
     assert "Traceback" not in out and len(out.splitlines()) <= 3
@@ -98,20 +100,20 @@ def test_the_student_stub_is_not_implemented_yet(doubling, capsys):
     def stub(n):
         raise NotImplementedError
 
-    assert check(doubling, stub) is False
+    assert check(doubling, stub) is None
     assert "✗ test.double: not implemented yet" in capsys.readouterr().out
 
 
 def test_an_unknown_exercise_and_a_broken_checker_are_one_line_each(capsys):
-    assert check("ch99.nothing", print) is False
-    assert check("nothing", print) is False
+    assert check("ch99.nothing", print) is None
+    assert check("nothing", print) is None
 
     @checker("test.broken")
     def broken(fn):
         raise ZeroDivisionError("oops")
 
     try:
-        assert check("test.broken", print) is False
+        assert check("test.broken", print) is None
     finally:
         del CHECKERS["test.broken"]
     lines = capsys.readouterr().out.splitlines()
@@ -384,7 +386,6 @@ def test_a_folder_without_chapters_is_an_error_not_a_silent_pass(tmp_path, comma
 
 
 def test_find_orphan_fails_an_answer_that_demands_results_in_call_order():
-    from corecoder.course import check
 
     def strict(messages):
         waiting = []
@@ -397,12 +398,11 @@ def test_find_orphan_fails_an_answer_that_demands_results_in_call_order():
                 waiting = [c["id"] for c in m.get("tool_calls") or []]
         return None
 
-    assert check("ch01.find_orphan", strict) is False
+    assert verdict("ch01.find_orphan", strict)[0] is False
 
 
 def test_run_call_fails_an_answer_that_joins_problems_wrongly_and_its_hint_says_how():
     from corecoder.calls import parse_arguments
-    from corecoder.course import check
     from corecoder.tools.base import problems
 
     def commas(tool, arguments, workspace):
@@ -416,7 +416,7 @@ def test_run_call_fails_an_answer_that_joins_problems_wrongly_and_its_hint_says_
         except Exception as e:
             return f"{tool.name} failed: {e}"
 
-    assert check("ch01.run_call", commas) is False
+    assert verdict("ch01.run_call", commas)[0] is False
 
 
 # --- chapter 0's checks: the hint says what went wrong ------------------------------------
@@ -424,19 +424,18 @@ def test_run_call_fails_an_answer_that_joins_problems_wrongly_and_its_hint_says_
 BASH_TESTS = {"name": "bash", "arguments": {"command": "python3 test_stats.py"}}
 
 
-def verdict(name, answer, capsys) -> tuple[bool, str]:
-    from corecoder.course import check
-
-    passed = check(name, answer)
-    return passed, capsys.readouterr().out
+def judged(name, answer) -> tuple[bool, str]:
+    """Whether `answer` passes, and what the learner is told (as `check` prints it)."""
+    passed, told = verdict(name, answer)
+    return passed, told + "\n"
 
 
 def test_script_passes_any_script_that_runs_the_tests_and_quotes_what_they_printed(capsys):
     fix_then_report = [*SCRIPT[:-1], "Fixed the mean; now 3 of 3 tests passed."]  # the last run printed 3 of 3
-    assert verdict("ch00.script", lambda: fix_then_report, capsys) == (True, "✓ ch00.script passed\n")
+    assert judged("ch00.script", lambda: fix_then_report) == (True, "✓ ch00.script passed\n")
     in_a_dict = [{"tool_calls": [{"name": "bash", "arguments": {"command": "cd . && python3 ./test_stats.py"}}]},
                  {"text": "The run says 1 of 3 tests passed."}]
-    assert verdict("ch00.script", lambda: in_a_dict, capsys)[0] is True
+    assert judged("ch00.script", lambda: in_a_dict)[0] is True
 
 
 @pytest.mark.parametrize("turns, says", [
@@ -455,7 +454,7 @@ def test_script_passes_any_script_that_runs_the_tests_and_quotes_what_they_print
 ], ids=["runs-out", "wrong-summary", "no-summary", "no-tool", "bad-arguments", "wrong-command", "bad-turn",
         "not-a-list", "model-error"])
 def test_script_fails_a_wrong_script_with_a_hint_that_says_why(turns, says, capsys):
-    passed, out = verdict("ch00.script", lambda: turns, capsys)
+    passed, out = judged("ch00.script", lambda: turns)
     assert not passed and out.startswith("✗ ch00.script: not yet.\n"), out
     for words in says:
         assert words in out, out
@@ -473,9 +472,9 @@ def test_count_calls_hints_at_the_history_layout_and_at_parallel_calls(capsys):
         messages.clear()
         return {}
 
-    passed, out = verdict("ch00.count_calls", by_script_name, capsys)
+    passed, out = judged("ch00.count_calls", by_script_name)
     assert not passed and "your code raised KeyError: 'name'" in out and '"function": {"name": ...' in out
-    passed, out = verdict("ch00.count_calls", first_per_round, capsys)
+    passed, out = judged("ch00.count_calls", first_per_round)
     assert not passed and "a round can ask for several calls" in out
-    passed, out = verdict("ch00.count_calls", mutates, capsys)
+    passed, out = judged("ch00.count_calls", mutates)
     assert not passed and "changed the history" in out

@@ -18,8 +18,8 @@ import pytest
 
 import corecoder.messages
 from corecoder.calls import INTERRUPTED
-from corecoder.course import check
 from corecoder.course.__main__ import main
+from corecoder.course.checks import verdict
 from corecoder.course.execute import run_notebook, tidy
 from corecoder.course.notebook import chapters, headings, is_check, is_exercise, read, tags, twin
 from corecoder.course.student import strip_solutions
@@ -225,10 +225,9 @@ def answer(source: str, name: str):
 
 
 def run_check(name, fn) -> tuple[bool, str]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        passed = check(name, fn)
-    return passed, out.getvalue()
+    """Whether `fn` passes, and what `check` would print."""
+    passed, told = verdict(name, fn)
+    return passed, told + "\n"
 
 
 # Plausible wrong answers, one list per exercise: each must fail its check.

@@ -60,25 +60,26 @@ def _find(name: str) -> Callable | None:
     return CHECKERS.get(name)
 
 
-def check(name: str, answer) -> bool:
-    """Run exercise `name`'s checks on `answer`; print ✓ or a hint; return whether it passed."""
+def verdict(name: str, answer) -> tuple[bool, str]:
+    """Run exercise `name`'s checks on `answer`: whether it passed, and what to tell the learner."""
     run = _find(name)
     if run is None:
-        print(f"✗ there is no exercise called {name!r}")
-        return False
+        return False, f"✗ there is no exercise called {name!r}"
     try:
         run(answer)
     except NotImplementedError:
-        print(f"✗ {name}: {NOT_IMPLEMENTED}")
-        return False
+        return False, f"✗ {name}: {NOT_IMPLEMENTED}"
     except Hint as hint:
-        print(f"✗ {name}: not yet.\n" + _indent(str(hint)))
-        return False
+        return False, f"✗ {name}: not yet.\n" + _indent(str(hint))
     except Exception as e:  # the checker met something it did not foresee: still one line, not a wall
-        print(f"✗ {name}: the check could not finish ({type(e).__name__}: {e})")
-        return False
-    print(f"✓ {name} passed")
-    return True
+        return False, f"✗ {name}: the check could not finish ({type(e).__name__}: {e})"
+    return True, f"✓ {name} passed"
+
+
+def check(name: str, answer) -> None:
+    """Run exercise `name`'s checks on `answer` and print ✓ or a hint. (It returns nothing, so a
+    notebook shows the verdict alone; `verdict` gives the same answer to code.)"""
+    print(verdict(name, answer)[1])
 
 
 def _indent(text: str) -> str:
