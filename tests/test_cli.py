@@ -613,3 +613,28 @@ def test_project_hooks_apply_wherever_in_the_project_the_command_starts(tmp_path
         run = corecoder("-p", "write", "--yes", cwd=project / "sub", env=environment(server, tmp_path))
     assert run.returncode == 0 and not (project / "sub" / "new.txt").exists()
     assert told(server) == ["write_file refused by hook: no new files"]
+
+
+def test_the_prompt_is_restated_after_a_consent_question(repl):
+    asked = []
+
+    class Recording(Lines):
+        def prompt(self, *args, **kwargs):
+            asked.append(args[0] if args else None)
+            return super().prompt(*args, **kwargs)
+
+    shell, _ = strict_repl(repl, ScriptedLLM([write_call(), "ok"]), "write it", "y", "/quit")
+    shell.session = Recording(*shell.session.lines)
+    shell.app.consent.ask = shell.ask
+    shell.run()
+    assert asked[0] == asked[2] == "› " and "[y]es once" in asked[1]  # prompt_toolkit keeps the last message
+
+
+def test_a_model_switch_is_in_the_session_log_at_once(repl, tmp_path):
+    from corecoder.session import load
+
+    env = {"OPENAI_API_KEY": "x", "HOME": str(tmp_path), "CORECODER_HOME": str(tmp_path / "home")}
+    shell, out = repl(ScriptedLLM(["hi"]), "hello", "/model openai/gpt-4.1", env=env)
+    shell.run()
+    _, meta = load(shell.app.config.home, shell.app.log.id)
+    assert meta["model"] == "openai/gpt-4.1"
