@@ -21,15 +21,15 @@ from .events import (
     ToolCallStarted,
     WorkerEvent,
 )
-from .trace import call_line
+from .trace import MARKS, call_line, cut
 
-MARKS = {"ok": ("✓", "green"), "interrupted": ("⏹", "yellow")}  # anything else: ("✗", "red")
+STYLES = {"ok": "green", "interrupted": "yellow"}  # anything else (a failure): red
 
 
 def first_line(text: str, width: int = 100) -> str:
     """The first non-blank line of a result, cut to `width`, with a note of how many lines followed."""
     lines = [line for line in text.splitlines() if line.strip()] or [""]
-    line = lines[0] if len(lines[0]) <= width else lines[0][: width - 1] + "…"
+    line = cut(lines[0], width)
     return f"{line}  (+{len(lines) - 1} lines)" if len(lines) > 1 else line
 
 
@@ -50,7 +50,7 @@ class Renderer:
             self.close()
             self._print(f"→ {call_line(event.call.name, event.call.arguments)}", "cyan")
         elif isinstance(event, ToolCallFinished):
-            mark, style = MARKS.get(event.status, ("✗", "red"))
+            mark, style = MARKS.get(event.status, "✗"), STYLES.get(event.status, "red")
             self._print(f"  {mark} {first_line(event.result)}", style)
         elif isinstance(event, Retrying):
             self.close()

@@ -49,7 +49,7 @@ def tools_tokens(schemas: list[dict]) -> int:
 
 
 def window_for(model: str) -> int:
-    name = model.lower().split("/", 1)[-1] if model.lower().startswith(("openrouter/",)) else model.lower()
+    name = model.lower()
     for prefix, window in WINDOWS:
         if name.startswith(prefix):
             return window

@@ -25,6 +25,11 @@ from .events import (
 MARKS = {"ok": "✓", "interrupted": "⏹"}
 
 
+def cut(line: str, width: int) -> str:
+    """`line`, shortened to `width` with an ellipsis if it is longer."""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 def call_line(name: str, arguments: str, width: int = 100) -> str:
     """`read_file(path="stats.py")`: a call as one short line."""
     try:
@@ -32,13 +37,12 @@ def call_line(name: str, arguments: str, width: int = 100) -> str:
         shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
     except (json.JSONDecodeError, AttributeError):
         shown = arguments
-    line = f"{name}({shown})"
-    return line if len(line) <= width else line[: width - 1] + "…"
+    return cut(f"{name}({shown})", width)
 
 
 def preview(text: str, lines: int = 6, width: int = 100) -> str:
     rows = text.splitlines() or [""]
-    shown = [r if len(r) <= width else r[: width - 1] + "…" for r in rows[:lines]]
+    shown = [cut(r, width) for r in rows[:lines]]
     if len(rows) > lines:
         shown.append(f"… ({len(rows) - lines} more lines)")
     return "\n".join(shown)

@@ -10,7 +10,7 @@ import corecoder.messages
 from corecoder import Agent, FunctionLLM, ScriptedLLM
 from corecoder.agent import Agent as PackageAgent
 from corecoder.course import check, outline, record, show, step_through, workdir
-from corecoder.course.checks import CHECKERS, Hint, checker, verdict
+from corecoder.course.checks import CHECKERS, checker, verdict
 from corecoder.course.execute import WIDGET_VIEW, tidy
 from corecoder.course.source import PACKAGE_ROOT, source_of
 from corecoder.course.student import strip_solutions, student_notebook
@@ -119,10 +119,6 @@ def test_an_unknown_exercise_and_a_broken_checker_are_one_line_each(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines == ["✗ there is no exercise called 'ch99.nothing'", "✗ there is no exercise called 'nothing'",
                      "✗ test.broken: the check could not finish (ZeroDivisionError: oops)"]
-
-
-def test_hint_is_an_exception_a_checker_raises():
-    assert issubclass(Hint, Exception)
 
 
 # --- the recording and the viewer ---------------------------------------------------------

@@ -50,6 +50,21 @@ def expect(got, wanted, given: str, why: str = "") -> None:
         raise Hint(f"{given}\nexpected: {wanted!r}\ngot:      {got!r}{hint}")
 
 
+def describe(messages: list[dict]) -> str:
+    """A history as a few short lines, for a hint."""
+    if not messages:
+        return "  (an empty history)"
+    lines = []
+    for i, m in enumerate(messages):
+        text = f" {m['content']!r}" if m.get("content") else ""
+        calls = " → " + ", ".join(f"{c['id']} {c['function']['name']}" for c in m.get("tool_calls", []))
+        if m["role"] == "tool":
+            lines.append(f"  {i}: tool (answers {m['tool_call_id']}){text}")
+        else:
+            lines.append(f"  {i}: {m['role']}{text}{calls if m.get('tool_calls') else ''}")
+    return "\n".join(lines)
+
+
 def _find(name: str) -> Callable | None:
     if name not in CHECKERS and "." in name:
         chapter = name.split(".", 1)[0]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..events import Finished, ReasoningDelta, RoundStarted, ToolCallFinished, ToolCallStarted, UsageReported
 from ..messages import ToolCall, Usage
-from ..trace import MARKS, call_line, preview
+from ..trace import MARKS, call_line, cut, preview
 
 WIDTH = 100
 
@@ -118,8 +118,7 @@ def record(agent) -> Recording:
 def clip_line(text: str, width: int = WIDTH) -> str:
     """The first line of `text`, cut to `width`; an ellipsis says when something was left out."""
     lines = text.splitlines() or [""]
-    line = lines[0] + (" …" if len(lines) > 1 else "")
-    return line if len(line) <= width else line[: width - 1] + "…"
+    return cut(lines[0] + (" …" if len(lines) > 1 else ""), width)
 
 
 def message_line(index: int, message: dict) -> str:

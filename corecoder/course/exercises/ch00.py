@@ -21,8 +21,7 @@ from ...agent import Agent
 from ...demo import SCRIPT, TASK, copy_project
 from ...messages import IllegalHistory, ToolCall, assistant, check_history, tool_result, user
 from ...scripted import ScriptedLLM, ScriptError, parse_turn
-from ..checks import Hint, attempt, checker, expect
-from .ch01 import describe
+from ..checks import Hint, attempt, checker, describe, expect
 
 # --- ch00.script -----------------------------------------------------------------------
 

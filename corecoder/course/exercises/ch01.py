@@ -17,22 +17,7 @@ from ...calls import INTERRUPTED
 from ...messages import IllegalHistory, ToolCall, assistant, check_history, tool_result, user
 from ...tools.base import Tool, ToolError
 from ...workspace import Workspace
-from ..checks import Hint, attempt, checker, expect
-
-
-def describe(messages: list[dict]) -> str:
-    """A history as a few short lines, for a hint."""
-    if not messages:
-        return "  (an empty history)"
-    lines = []
-    for i, m in enumerate(messages):
-        text = f" {m['content']!r}" if m.get("content") else ""
-        calls = " → " + ", ".join(f"{c['id']} {c['function']['name']}" for c in m.get("tool_calls", []))
-        if m["role"] == "tool":
-            lines.append(f"  {i}: tool (answers {m['tool_call_id']}){text}")
-        else:
-            lines.append(f"  {i}: {m['role']}{text}{calls if m.get('tool_calls') else ''}")
-    return "\n".join(lines)
+from ..checks import Hint, attempt, checker, describe, expect
 
 
 def _calls(*ids: str) -> dict:
