@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from corecoder import Agent, FunctionLLM
-from corecoder.context import SUMMARY_PROMPT, Compactor
+from corecoder import FunctionLLM, build_agent
+from corecoder.context import SUMMARY_PROMPT
 from corecoder.events import Compacted, RoundStarted
 
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
@@ -67,7 +67,7 @@ def session(rounds: int, window: int) -> dict:
         Path(tmp, "notes.txt").write_text("".join(f"line {i:04d} of the notes: " + "x" * 40 + "\n"
                                                   for i in range(32)))  # about 2 KB, 32 lines
         llm = TimedModel(rounds)
-        agent = Agent(llm, cwd=tmp, context=Compactor(window=window), max_rounds=rounds + 5)
+        agent = build_agent(llm, tmp, window=window, max_rounds=rounds + 5)
         marks, compactions = [], []
         agent.subscribe(lambda e: isinstance(e, RoundStarted) and marks.append(llm.mark()))
         agent.subscribe(lambda e: isinstance(e, Compacted) and compactions.append(e.tier))

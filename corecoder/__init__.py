@@ -12,7 +12,7 @@ import importlib
 __version__ = "0.1.0"
 
 _HOMES = {  # public name -> the module that defines it
-    "Agent": "agent",
+    "Agent": "agent", "build_agent": "assemble",
     "LLM": "llm",
     "ScriptedLLM": "scripted", "FunctionLLM": "scripted", "ScriptError": "scripted",
     "Reply": "messages", "ToolCall": "messages", "Usage": "messages", "check_history": "messages",

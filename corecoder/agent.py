@@ -7,46 +7,61 @@
         otherwise every call is run and answered, in call order  (chapters 2, 5)
 
 Everything else plugs into seams this file already has: the context policy, the
-executor, the gates around each call, and subscribers to the events it emits.
+executor, the gates around each call, the tools' parts of the prompt, and subscribers
+to the events it emits. The defaults are chapter 1's own: the whole history is sent,
+and the calls of a reply run one after another. The finished engine (compaction,
+parallel calls, sub-agents, the project's instructions) is assembled from outside, by
+`build_agent` (assemble.py): this file imports none of it.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from .calls import INTERRUPTED, CallRunner, Gate
-from .context import Compactor
-from .events import Finished, RoundStarted, ToolCallFinished, UsageReported, WorkerEvent
-from .executor import RunInParallel
-from .messages import ContextTooLong, Reply, system, tool_result, unique_ids, user
-from .prompt import BASE_PROMPT, system_prompt
-from .tools import default_tools
-from .tools.agent import AgentTool
+from .calls import Gate, run_in_order
+from .events import Finished, RoundStarted, ToolCallFinished, UsageReported
+from .messages import INTERRUPTED, ContextTooLong, Reply, system, tool_result, unique_ids, user
 from .tools.base import Tool
 from .workspace import Workspace
 
-WORKER_ROUNDS = 20
+BASE_PROMPT = """\
+You are CoreCoder, a coding agent working in a project on the user's machine.
+Use the tools to read, search, edit and run code. Read a file before you edit it.
+Make the smallest change that does the job, then check it (run the tests if there are any).
+When you are done, answer briefly: what you changed and how you checked it."""
+
+# How a note of the agent's state begins (see `Agent.tell_state`).
+STATE_NOTE = "[a note from the agent, not the user: its state is now as follows]"
+
+
+class KeepEverything:
+    """The simplest context policy, and the loop's default: send the whole history.
+    (Chapter 4 writes one that compacts it.) A policy returns the list it was given
+    when it has nothing to cut."""
+
+    def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]:
+        return messages
 
 
 class Agent:
-    def __init__(self, llm, tools: list[Tool] | None = None, *, cwd: str | Path | None = None,
-                 instructions: str = BASE_PROMPT, max_rounds: int = 50, context=None,
-                 executor: Callable | None = None, gates: list[Gate] | None = None):
+    def __init__(self, llm, tools: Iterable[Tool], *, cwd: str | Path | None = None,
+                 prompt: str = BASE_PROMPT, prompt_parts: Iterable[str] = (), max_rounds: int = 50,
+                 context=None, executor: Callable | None = None, gates: Iterable[Gate] = ()):
         self.llm = llm
-        if tools is None:
-            tools = [*default_tools(), AgentTool(self.worker)]
         self.tools = {t.name: t for t in tools}
         self.workspace = Workspace(cwd or Path.cwd())
-        self.instructions = instructions
+        self.prompt = prompt  # what the agent is; `prompt_parts` add to it (the project's instructions)
+        self.prompt_parts = list(prompt_parts)
         self.max_rounds = max_rounds
-        self.context = context or Compactor()  # chapter 4; KeepEverything() sends it all
-        self.executor = executor or RunInParallel()  # chapter 5; run_in_order runs calls one by one
-        self.gates = list(gates or [])
+        self.context = context or KeepEverything()
+        self.executor = executor or run_in_order
+        self.gates = list(gates)
         self.messages: list[dict] = []
         self.subscribers: list[Callable] = []
-        self.runner = CallRunner(self.tools, self.gates, self.workspace, self.emit)
+        self.failed_subscribers: list[Callable] = []  # each reported once
+        self.first_state: str | None = None  # the state as the system prompt tells it
 
     def subscribe(self, fn: Callable) -> Callable:
         self.subscribers.append(fn)
@@ -54,7 +69,14 @@ class Agent:
 
     def emit(self, event) -> None:
         for fn in self.subscribers:
-            fn(event)
+            try:
+                fn(event)
+            except Exception as error:  # a viewer's bug must not cost the user the work
+                if fn not in self.failed_subscribers:
+                    self.failed_subscribers.append(fn)
+                    warnings.warn(f"the subscriber {fn!r} failed on {type(event).__name__}: "
+                                  f"{type(error).__name__}: {error} (reported once; the run goes on)",
+                                  RuntimeWarning, stacklevel=2)
 
     def chat(self, text: str) -> str:
         """Add a user message and run until the model answers."""
@@ -66,6 +88,7 @@ class Agent:
             for n in range(1, self.max_rounds + 1):
                 self.emit(RoundStarted(n))
                 self.messages = self.context.prepare(self.messages, self)
+                self.tell_state()
                 reply = self.ask()
                 if reply.usage:
                     self.emit(UsageReported(reply.usage, self.llm.model))
@@ -86,18 +109,42 @@ class Agent:
 
     def ask(self) -> Reply:
         """One model call. If the provider says it is too long, compact harder and try once more."""
+        schemas = [t.schema() for t in self.tools.values()]
         try:
-            return self.llm.chat(self.request(), [t.schema() for t in self.tools.values()], self.emit)
+            return self.llm.chat(self.request(), schemas, self.emit)
         except ContextTooLong:
             before = self.messages
             self.messages = self.context.prepare(self.messages, self, overflow=True)
             if self.messages is before:
                 raise  # nothing could be cut: trying again would fail the same way
-            return self.llm.chat(self.request(), [t.schema() for t in self.tools.values()], self.emit)
+            self.tell_state()
+            return self.llm.chat(self.request(), schemas, self.emit)
 
     def request(self) -> list[dict]:
-        """The system prompt, rebuilt each round (it shows the todo list), then the history."""
-        return [system(system_prompt(self.instructions, self.workspace)), *self.messages]
+        """The system prompt, then the history. The system prompt never changes in a session,
+        so each request repeats the last one byte for byte and adds to its end: what a
+        provider's prompt cache bills at a fraction of the price."""
+        parts = [self.prompt, *self.prompt_parts, self.first_state or self.state()]
+        return [system("\n\n".join(p for p in parts if p)), *self.messages]
+
+    def state(self) -> str:
+        """What the model must always know of the agent's state: where it works, and what
+        each tool keeps in the workspace (the todo tool: the list)."""
+        kept = (tool.state(self.workspace) for tool in self.tools.values())
+        return "\n\n".join(p for p in (f"Working directory: {self.workspace.cwd}", *kept) if p)
+
+    def tell_state(self) -> None:
+        """Make sure the model knows the state as it is now. The system prompt tells it once;
+        after a change (a `cd`, a new todo list) a note at the end of the history does,
+        so nothing the model was sent before is rewritten."""
+        now = self.state()
+        if self.first_state is None:
+            self.first_state = now
+        notes = (m["content"] for m in reversed(self.messages)
+                 if m["role"] == "user" and str(m["content"]).startswith(STATE_NOTE))
+        told = next(notes, None)
+        if now != (told.removeprefix(f"{STATE_NOTE}\n") if told else self.first_state):
+            self.messages.append(user(f"{STATE_NOTE}\n{now}"))
 
     def answer(self, reply: Reply) -> None:
         """Run the calls; whatever happens, each one gets exactly one result, in order.
@@ -107,36 +154,22 @@ class Agent:
         """
         calls = reply.tool_calls = unique_ids(reply.tool_calls, self.messages)
         results: dict[str, str] = {}
+        missing = INTERRUPTED  # the result of a call left without one: Ctrl+C, unless we learn otherwise
         try:
-            self.executor(calls, self.runner, results)
+            self.executor(calls, self, results)
+        except Exception as error:  # a bug, not the user: say so instead of "interrupted"
+            missing = f"[not run: the turn stopped: {type(error).__name__}: {error}]"
+            raise
         finally:
-            self.messages += [reply.message(), *(tool_result(c.id, results.get(c.id, INTERRUPTED)) for c in calls)]
+            self.messages += [reply.message(), *(tool_result(c.id, results.get(c.id, missing)) for c in calls)]
             for call in calls:
                 if call.id not in results:
-                    self.emit(ToolCallFinished(call, INTERRUPTED, "interrupted"))
+                    self.emit(ToolCallFinished(call, missing, "interrupted" if missing is INTERRUPTED
+                                               else "not_run"))
 
-    def worker(self, name: str, task: str, workspace: Workspace) -> str:
-        """Run a sub-agent: its own history, todo list and cwd; this agent's model, gates, executor.
-        When the user interrupts this agent, `workspace.cancelled` is set and the worker stops too."""
-        tools = [t for t in self.tools.values() if t.name != "agent"]  # no recursion
-        sub = Agent(_Cancellable(self.llm, workspace.cancelled), tools, cwd=workspace.cwd,
-                    instructions=self.instructions, max_rounds=WORKER_ROUNDS, executor=self.executor, gates=self.gates)
-        sub.workspace.cancelled = workspace.cancelled  # its running commands are stopped with it
-        sub.subscribe(lambda event: self.emit(WorkerEvent(name, event)))
-        return sub.chat(task)
-
-
-class _Cancellable:
-    """The parent's model, for a worker that must stop when the parent is interrupted."""
-
-    def __init__(self, llm, cancelled: threading.Event):
-        self.llm, self.cancelled = llm, cancelled
-
-    @property
-    def model(self) -> str:
-        return self.llm.model
-
-    def chat(self, *args, **kwargs) -> Reply:
-        if self.cancelled.is_set():
-            raise KeyboardInterrupt
-        return self.llm.chat(*args, **kwargs)
+    def update_tools(self, add: Iterable[Tool] = (), remove: Iterable[str] = ()) -> None:
+        """Take out the tools named in `remove`, then put in `add`: how tools come and go while
+        the agent lives (the sub-agent tool at assembly, an MCP server's tools). A new dict,
+        never a change in place, so a round that has begun keeps the tools it started with."""
+        gone = set(remove)
+        self.tools = {**{n: t for n, t in self.tools.items() if n not in gone}, **{t.name: t for t in add}}

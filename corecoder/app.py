@@ -1,9 +1,8 @@
 """Assembling what the `corecoder` command runs, and running one task with `-p`.
 
-`start` builds the agent and everything a real session puts around it: the model
-client from the config, the gates in their order (plan mode, hooks, consent,
-checkpoints), compaction sized to the model, cost accounting, the session log, and
-the MCP servers. Kept apart from cli.py so `--version` and `--help` import none of it.
+`start` builds what a real session puts around the finished agent (assemble.build_agent):
+the model client from the config, the gates (plan mode, hooks, consent, checkpoints),
+compaction sized to the model, cost accounting, the session log, and the MCP servers. Kept apart from cli.py so `--version` and `--help` import none of it.
 """
 
 from __future__ import annotations
@@ -14,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .agent import Agent
+from .assemble import build_agent
 from .checkpoints import Checkpoints
 from .config import Config, ConfigError, load_config, require_key
-from .context import Compactor
 from .events import Finished, UsageReported, WorkerEvent
 from .gates import PlanMode
 from .hooks import HookError, Hooks, load_hooks
@@ -65,14 +64,14 @@ def start(model: str | None = None, *, yes: bool = False, resume: str | None = N
 
 
 def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes: bool = False, warn=print) -> App:
-    """The agent with its gates in their order, compaction, cost accounting and session log."""
+    """The finished agent (build_agent) with this session's gates, cost accounting and session log."""
     plan = PlanMode()
     project = project_root(cwd) / ".corecoder"  # the same wherever in the project the command starts
     hooks = Hooks(load_hooks(config.home / "hooks.json", project / "hooks.json"), warn=warn)
     consent = Consent(None, allow_all=yes, home=config.home)
     checkpoints = Checkpoints(config.home, cwd)
-    agent = Agent(llm, tools, cwd=cwd, gates=[plan, hooks, consent, checkpoints],
-                  context=Compactor(window=config.context_window))
+    agent = build_agent(llm, cwd, tools=tools, window=config.context_window, plan=plan, hooks=hooks,
+                        consent=consent, checkpoints=checkpoints)
     ledger = Ledger(load_prices(config.home))
     agent.subscribe(lambda event: count_usage(ledger, event))
     app = App(config, agent, ledger, plan, hooks, consent, checkpoints, log)

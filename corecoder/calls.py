@@ -1,30 +1,40 @@
-"""How one tool call is run. Every call, alone or in a batch, takes this one path.
+"""How one tool call is run. Every call, alone or in a batch, takes this one path, top to bottom:
 
-    admit:   find the tool, parse the JSON arguments, check them against the schema,
+    admit    find the tool, parse the JSON arguments, check them against the schema,
              ask each gate (plan mode, hooks, consent arrive in later chapters)
-    perform: run the tool, catch what it raises, bound its output, tell the gates
+    perform  run the tool, catch what it raises, bound its output, tell the gates
 
-The split matters for parallel calls: every call is admitted one at a time (so two
-consent questions never interleave), and only then do the admitted ones run.
+The split matters for parallel calls (chapter 5): every call is admitted one at a time
+(so two consent questions never interleave), and only then do the admitted ones run.
 
 Whatever goes wrong becomes a result string the model can act on, and the two
 kinds of failure are told apart: "bad arguments for X" is the model's mistake (fix
 the call), "X failed" is the environment's (the call was fine, the world said no).
+A gate that raises is a bug in the gate, not a reason to end the turn: it refuses the call.
+
+Both steps read the agent's tools, gates and workspace when the call is made, and keep
+none of them, so a tool added or a gate replaced takes effect at the next call.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
-import tempfile
-from collections.abc import Callable
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .events import ToolCallFinished, ToolCallStarted
+from .files import atomic_write
 from .messages import ToolCall
+from .text import shorten
 from .tools.base import Tool, ToolError, problems
-from .workspace import Workspace
+from .workspace import Workspace, project_root
 
-INTERRUPTED = "[interrupted: the user stopped this call before it finished]"
+OUTPUT_LIMIT = 20_000  # characters of a result the model is sent; the rest is kept in a file
+OUTPUTS = Path(".corecoder", "outputs")  # where, in the project; the newest KEEP_OUTPUTS stay
+KEEP_OUTPUTS = 20
 
 
 class Gate:
@@ -42,60 +52,64 @@ class Gate:
 
 @dataclass
 class Job:
-    """A call after admission: ready to run, or already answered (`verdict`)."""
+    """A call after admission: its tool and arguments, or the result it gets without running."""
 
     call: ToolCall
     tool: Tool | None = None
     args: dict = field(default_factory=dict)
-    verdict: str | None = None
-    status: str = "ok"
+    refusal: str | None = None  # unknown tool, bad arguments or a gate's no: the call's whole result
+    status: str = "ok"  # or unknown_tool, bad_arguments, refused (events.ToolCallFinished)
 
 
-class CallRunner:
-    def __init__(self, tools: dict[str, Tool], gates: list[Gate], workspace: Workspace,
-                 emit: Callable, output_limit: int = 20_000):
-        self.tools = tools
-        self.gates = gates
-        self.workspace = workspace
-        self.emit = emit
-        self.output_limit = output_limit
-
-    def admit(self, call: ToolCall) -> Job:
-        tool = self.tools.get(call.name)
-        if tool is None:
-            available = ", ".join(sorted(self.tools)) or "none"
-            return Job(call, verdict=f"unknown tool {call.name[:100]!r}. Available tools: {available}",
-                       status="unknown_tool")
-        args, trouble = parse_arguments(call.arguments)
-        if args is not None:
-            trouble = "; ".join(problems(tool.parameters, args))
-        if trouble:
-            return Job(call, tool, verdict=f"bad arguments for {tool.name}: {trouble}. "
-                       f"Expected: {signature(tool)}", status="bad_arguments")
-        for gate in self.gates:
-            reason = gate.before(tool, args, self.workspace)
-            if reason:
-                return Job(call, tool, args, f"{tool.name} refused by {gate.name}: {reason}", "refused")
-        return Job(call, tool, args)
-
-    def perform(self, job: Job, workspace: Workspace) -> str:
-        self.emit(ToolCallStarted(job.call))
-        if job.verdict is None:
-            job.verdict, job.status = self._run(job, workspace)
-        self.emit(ToolCallFinished(job.call, job.verdict, job.status))
-        return job.verdict
-
-    def _run(self, job: Job, workspace: Workspace) -> tuple[str, str]:
+def admit(agent, call: ToolCall) -> Job:
+    tool = agent.tools.get(call.name)
+    if tool is None:
+        available = ", ".join(sorted(agent.tools)) or "none"
+        return Job(call, refusal=f"unknown tool {call.name[:100]!r}. Available tools: {available}",
+                   status="unknown_tool")
+    args, trouble = parse_arguments(call.arguments)
+    if args is not None:
+        trouble = "; ".join(problems(tool.parameters, args))
+    if trouble:
+        return Job(call, tool, refusal=f"bad arguments for {tool.name}: {trouble}. "
+                   f"Expected: {signature(tool)}", status="bad_arguments")
+    for gate in agent.gates:
         try:
-            result, status = job.tool.run(workspace, **job.args), "ok"
+            reason = gate.before(tool, args, agent.workspace)
+        except Exception as e:  # a broken gate refuses, it does not end the turn
+            return Job(call, tool, args, f"{tool.name} refused: {gate.name} failed: {_error(e)}",
+                       "refused")
+        if reason:
+            return Job(call, tool, args, f"{tool.name} refused by {gate.name}: {reason}", "refused")
+    return Job(call, tool, args)
+
+
+def perform(agent, job: Job, workspace: Workspace) -> str:
+    """Run an admitted call in `workspace` (the agent's, or a fork of it) and return its result."""
+    agent.emit(ToolCallStarted(job.call))
+    result, status = job.refusal, job.status
+    if result is None:
+        try:
+            result = bound(str(job.tool.run(workspace, **job.args)), workspace)
         except ToolError as e:
             result, status = f"{job.tool.name} failed: {e}", "failed"
         except Exception as e:  # a bug or a surprise in the tool: still just a result
-            result, status = f"{job.tool.name} failed: {type(e).__name__}: {e}", "failed"
-        result = clip(str(result), self.output_limit)
-        for gate in self.gates:
-            gate.after(job.tool, job.args, result, workspace)
-        return result, status
+            result, status = f"{job.tool.name} failed: {_error(e)}", "failed"
+        for gate in agent.gates:
+            try:
+                gate.after(job.tool, job.args, result, workspace)
+            except Exception as e:  # the call has run: keep its result, and say what failed
+                result += f"\n[after the call, {gate.name} failed: {_error(e)}]"
+    result = shorten(result, OUTPUT_LIMIT)  # a refusal or failure quoting a huge argument, say
+    agent.emit(ToolCallFinished(job.call, result, status))
+    return result
+
+
+def run_in_order(calls: list[ToolCall], agent, results: dict[str, str]) -> None:
+    """The simplest executor, and the loop's default: each call admitted, then run, in turn.
+    (An executor fills `results` as calls finish; the loop answers any call left out.)"""
+    for call in calls:
+        results[call.id] = perform(agent, admit(agent, call), agent.workspace)
 
 
 def parse_arguments(text: str) -> tuple[dict | None, str]:
@@ -124,17 +138,28 @@ def signature(tool: Tool) -> str:
     return f"{tool.name}({', '.join(parts)})"
 
 
-def clip(text: str, limit: int) -> str:
-    """Keep the head and the tail of an over-long output; save the whole to a file.
+def bound(text: str, workspace: Workspace, limit: int = OUTPUT_LIMIT) -> str:
+    """An over-long output as its head and tail; the whole of it kept in the project.
 
-    A huge output would be re-sent with every later request. The marker names
-    the file, so the model can still read the middle if it needs it.
+    A huge output would be re-sent with every later request. The marker names the
+    file, relative to the working directory, so the model can read the middle with
+    read_file if it needs it. Only the newest few files are kept.
     """
     if len(text) <= limit:
         return text
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="corecoder-output-",
-                                     suffix=".txt", delete=False) as f:
-        f.write(text)
-    head, tail = text[: limit * 2 // 3], text[-(limit // 3):]
-    cut = len(text) - len(head) - len(tail)
-    return f"{head}\n[... {cut:,} characters cut; the full output is in {f.name} ...]\n{tail}"
+    folder = project_root(workspace.cwd) / OUTPUTS
+    path = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}.txt"  # the same text, the same file
+    try:
+        if not folder.is_dir():
+            atomic_write(folder / ".gitignore", "# outputs kept for the model: never committed\n*\n")
+        atomic_write(path, text)
+    except OSError as e:  # a read-only project: the model still gets the head and the tail
+        return shorten(text, limit, note=f"the full output could not be kept: {e.strerror or e}")
+    with contextlib.suppress(OSError):  # a file another call removed first is gone either way
+        for old in sorted(folder.glob("*.txt"), key=lambda p: (p.stat().st_mtime_ns, p.name))[:-KEEP_OUTPUTS]:
+            old.unlink()
+    return shorten(text, limit, note=f"the full output is in {os.path.relpath(path, workspace.cwd)}")
+
+
+def _error(e: Exception) -> str:
+    return f"{type(e).__name__}: {e}"

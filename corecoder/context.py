@@ -12,15 +12,19 @@ every round. So before each round the context policy looks at the estimated size
 
 A cut never separates a tool call from its results: cuts fall only where a turn
 begins, and the legality check runs after every tier. If summarizing fails, the
-oldest turns are dropped with a note instead. The todo list lives in the system
-prompt, so compaction cannot lose it.
+oldest turns are dropped with a note instead. Nothing of the agent's state is lost:
+what a compaction takes out of the history (a note with the todo list), the loop
+tells the model again before its next call (Agent.tell_state).
 """
 
 from __future__ import annotations
 
 from .events import Compacted, Retrying, UsageReported
 from .messages import check_history, system, user
+from .text import shorten
 from .tokens import Estimate, tools_tokens, window_for
+
+TRIMMED = 900  # characters an old long tool output keeps in tier 1: its head and its tail
 
 SUMMARY_PROMPT = """\
 You are compacting a coding agent's conversation so the work can go on in a smaller context.
@@ -31,13 +35,6 @@ Files: each file read, created or changed, and what changed.
 Open todos: what is left to do.
 Errors: errors seen and whether they were fixed.
 Be specific (names, paths, commands); leave out chatter."""
-
-
-class KeepEverything:
-    """The simplest policy: the history goes out as it is (chapter 1)."""
-
-    def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]:
-        return messages
 
 
 class Compactor:
@@ -52,7 +49,6 @@ class Compactor:
         self.estimate = Estimate()
         self.sent = 0  # history messages in the request being made: what a usage report measures
         self.agent = None
-        self.summarizing = False
 
     def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]:
         """Called before every model call; `overflow` when the provider said it was too long."""
@@ -87,7 +83,7 @@ class Compactor:
             return messages
         trimmed = list(messages)
         for i in long:
-            trimmed[i] = {**messages[i], "content": head_and_tail(messages[i]["content"])}
+            trimmed[i] = {**messages[i], "content": shorten(messages[i]["content"], TRIMMED, note="trimmed")}
         return self._replace(agent, "trim", messages, trimmed, size)
 
     # tiers 2 and 3
@@ -113,15 +109,10 @@ class Compactor:
         if focus:
             ask += f"\n\nKeep in particular everything about: {focus}"
         # The summary is not the answer: of its stream, only retries are shown. Its usage is reported
-        # (it costs money) while `summarizing` keeps it from anchoring the history's size.
-        reply = agent.llm.chat([system(SUMMARY_PROMPT), user(ask)], None,
-                               lambda event: isinstance(event, Retrying) and agent.emit(event))
-        self.summarizing = True
-        try:
-            if reply.usage:
-                agent.emit(UsageReported(reply.usage, agent.llm.model))
-        finally:
-            self.summarizing = False
+        # (it costs money); the anchor it sets is forgotten once the summary replaces the history.
+        reply = agent.llm.chat([system(SUMMARY_PROMPT), user(ask)], None, lambda event: self._retry(agent, event))
+        if reply.usage:
+            agent.emit(UsageReported(reply.usage, agent.llm.model))
         if not reply.text.strip():
             raise ValueError("the model returned an empty summary")
         return reply.text.strip()
@@ -142,8 +133,13 @@ class Compactor:
             agent.subscribe(self._observe)
 
     def _observe(self, event) -> None:
-        if isinstance(event, UsageReported) and not self.summarizing:
+        if isinstance(event, UsageReported):
             self.estimate.anchor(self.sent, event.usage.prompt_tokens)
+
+    @staticmethod
+    def _retry(agent, event) -> None:
+        if isinstance(event, Retrying):
+            agent.emit(event)
 
 
 def turn_start(messages: list[dict], index: int) -> int:
@@ -154,9 +150,6 @@ def turn_start(messages: list[dict], index: int) -> int:
     return index
 
 
-def head_and_tail(text: str, head: int = 600, tail: int = 300) -> str:
-    cut = len(text) - head - tail
-    return f"{text[:head]}\n[... {cut:,} characters trimmed to save context ...]\n{text[-tail:]}"
 
 
 def transcript(messages: list[dict], each: int = 1_500) -> str:

@@ -40,7 +40,7 @@ class ToolCallStarted:
 class ToolCallFinished:
     call: ToolCall
     result: str
-    status: str  # ok, bad_arguments, unknown_tool, refused, failed, interrupted
+    status: str  # ok, bad_arguments, unknown_tool, refused, failed, interrupted, not_run
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class UsageReported:
 @dataclass(frozen=True)
 class Finished:
     text: str
-    reason: str  # answer, max_rounds, interrupted
+    reason: str  # answer, max_rounds, interrupted, error
 
 
 @dataclass(frozen=True)

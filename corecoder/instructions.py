@@ -2,8 +2,9 @@
 
 An AGENTS.md (or, failing that, a CLAUDE.md) in each folder from the git root down
 to the cwd is added to the system prompt, outermost first, so a subfolder's notes
-refine the project's. Read again each round, so an edit takes effect at once;
-capped, so a huge file cannot crowd out the conversation.
+refine the project's. Read once, when the agent is assembled (build_agent), so the
+system prompt stays the same all session and a provider can cache it: an edit takes
+effect in the next session. Capped, so a huge file cannot crowd out the conversation.
 """
 
 from __future__ import annotations

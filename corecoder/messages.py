@@ -78,7 +78,10 @@ class ContextTooLong(ModelError):
     """The provider says the request is longer than the model's context window."""
 
 
-NAMELESS = "no_name_given"  # what a call that came without a tool name is called in the history
+# Placeholders a history may hold, where something is missing:
+NAMELESS = "no_name_given"  # the name of a call that came without a tool name
+INTERRUPTED = "[interrupted: the user stopped this call before it finished]"  # its result, on Ctrl+C
+CUT_SHORT = "[interrupted: the session ended before this call finished]"  # its result, after a crash
 
 
 def unique_ids(calls: list[ToolCall], history: list[dict]) -> list[ToolCall]:

@@ -185,7 +185,7 @@ class Repl:
         used = Estimate().of(self.agent.request(), tools_tokens(schemas))
         self.say(f"context: ~{used:,} of {window:,} tokens ({used / window:.0%}) · "
                  f"{len(self.agent.messages)} messages · {len(schemas)} tools")
-        files = instruction_files(self.agent.workspace.cwd)
+        files = instruction_files(self.cwd)  # read once, where the session started
         self.say("project instructions: " + (", ".join(str(f) for f in files) if files else "none (AGENTS.md)"),
                  "dim")
 
@@ -243,6 +243,7 @@ class Repl:
     def reset(self, arg: str = "") -> None:
         self.agent.messages = []
         self.agent.workspace.todos = []
+        self.agent.first_state = None  # a fresh start: the next system prompt tells the state anew
         self.say("history and todo list cleared", "dim")
 
     def quit(self, arg: str = "") -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 
@@ -39,14 +39,14 @@ class Workspace:
         return replace(self, cancelled=threading.Event())
 
     def merge(self, forks: list[Workspace]) -> None:
-        """Take back what the forks changed, in call order: the last change wins, as if in sequence."""
-        for f in fields(self):
-            if not f.compare:
-                continue
-            start = getattr(self, f.name)
-            for fork in forks:
-                if getattr(fork, f.name) != start:
-                    setattr(self, f.name, getattr(fork, f.name))
+        """Take back what the forks changed, in call order, as if the calls had run one after
+        another: the last fork that moved takes the cwd, the last that wrote a list the todos."""
+        cwd, todos = self.cwd, self.todos
+        for fork in forks:
+            if fork.cwd != cwd:
+                self.cwd = fork.cwd
+            if fork.todos is not todos:  # todo_write puts in a new list, never changes one in place
+                self.todos = fork.todos
 
 
 def git_root(cwd: Path) -> Path | None:

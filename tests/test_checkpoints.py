@@ -35,7 +35,7 @@ def project(tmp_path):
 
 def run(home, root, turns, gates=None):
     checkpoints = Checkpoints(home, root)
-    agent = Agent(ScriptedLLM([*turns, "done"]), cwd=root, gates=[*(gates or []), checkpoints])
+    agent = Agent(ScriptedLLM([*turns, "done"]), default_tools(), cwd=root, gates=[*(gates or []), checkpoints])
     agent.chat("go")
     return checkpoints, agent
 

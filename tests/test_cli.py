@@ -21,13 +21,12 @@ from helpers import Boom, Echo
 from rich.console import Console
 
 from corecoder import FunctionLLM, ScriptedLLM, check_history
+from corecoder.agent import KeepEverything
 from corecoder.app import assemble, run_once
-from corecoder.calls import INTERRUPTED
 from corecoder.config import load_config
-from corecoder.context import KeepEverything
 from corecoder.demo import SCRIPT, copy_project
 from corecoder.events import ReasoningDelta, Retrying, TextDelta
-from corecoder.messages import ModelError
+from corecoder.messages import INTERRUPTED, ModelError
 from corecoder.permissions import Consent
 from corecoder.render import Renderer
 from corecoder.repl import HELP, Repl, prompt_session

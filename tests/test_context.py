@@ -6,10 +6,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corecoder import Agent, FunctionLLM, ScriptedLLM, check_history
-from corecoder.context import SUMMARY_PROMPT, Compactor, KeepEverything, turn_start
+from corecoder.agent import STATE_NOTE, KeepEverything
+from corecoder.context import SUMMARY_PROMPT, Compactor, turn_start
 from corecoder.events import Compacted
 from corecoder.messages import ToolCall, assistant, tool_result, user
 from corecoder.tokens import Estimate, history_tokens, text_tokens, window_for
+from corecoder.tools import TodoWrite
 
 
 def test_estimates_follow_the_kind_of_text():
@@ -59,7 +61,7 @@ def test_tier_one_trims_old_long_tool_outputs_in_place_without_a_model_call():
     agent.subscribe(events.append)
     agent.run()
     sent = llm.requests[0]["messages"][1:]
-    trimmed = [m for m in sent if m["role"] == "tool" and "characters trimmed" in m["content"]]
+    trimmed = [m for m in sent if m["role"] == "tool" and "characters cut; trimmed ...]" in m["content"]]
     assert len(trimmed) == 3 and sent[-1]["content"] == "x" * 5_000  # the recent ones stay whole
     assert [e.tier for e in events if isinstance(e, Compacted)] == ["trim"]
     assert len(llm.requests) == 1
@@ -161,9 +163,17 @@ def test_a_policy_that_cannot_shrink_lets_the_overflow_error_through():
 def test_the_todo_list_survives_compaction():
     history = [user("go"), *[m for n in range(10) for m in round_trip(n, "y" * 1_600)]]
     agent = agent_with(history, summarizer(), window=6_000, keep_recent=4)
+    agent.update_tools(add=[TodoWrite()])
+    agent.tell_state()  # the system prompt tells the list as it was: empty
     agent.workspace.todos = [{"content": "write the regression test", "status": "pending"}]
+    agent.messages.append(user(f"{STATE_NOTE}\n{agent.state()}"))  # a note told the new one, long ago
+    agent.messages = [*agent.messages[-1:], *agent.messages[:-1]]
     agent.run()
-    assert "write the regression test" in agent.llm.requests[-1]["messages"][0]["content"]
+    [summary, answer] = agent.llm.requests[-2:]
+    sent = answer["messages"]
+    assert "write the regression test" not in sent[0]["content"]  # the system prompt stays as it was
+    assert any(m["content"].startswith("[Summary") for m in sent)  # the old note was summarized away
+    assert sent[-1]["content"].startswith(STATE_NOTE) and "write the regression test" in sent[-1]["content"]
 
 
 HISTORY_PIECE = st.one_of(

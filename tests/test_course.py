@@ -7,8 +7,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 import corecoder.messages
-from corecoder import Agent, FunctionLLM, ScriptedLLM
+from corecoder import Agent, FunctionLLM, ScriptedLLM, build_agent
 from corecoder.agent import Agent as PackageAgent
+from corecoder.calls import run_in_order
 from corecoder.course import check, outline, record, show, step_through, workdir
 from corecoder.course.checks import CHECKERS, checker, verdict
 from corecoder.course.execute import WIDGET_VIEW, tidy
@@ -17,9 +18,9 @@ from corecoder.course.student import strip_solutions, student_notebook
 from corecoder.course.sync import SyncError, export_source, regenerate, sync_exports, sync_twin
 from corecoder.course.viewer import WIDGET_LABEL, _Shown, viewer
 from corecoder.demo import SCRIPT, TASK, copy_project
-from corecoder.executor import run_in_order
 from corecoder.tools import default_tools
 from corecoder.tools.base import Tool
+from corecoder.workspace import project_root
 
 # --- show -------------------------------------------------------------------------------
 
@@ -126,7 +127,7 @@ def test_an_unknown_exercise_and_a_broken_checker_are_one_line_each(capsys):
 
 @pytest.fixture
 def demo_run(tmp_path):
-    agent = Agent(ScriptedLLM(SCRIPT), cwd=copy_project(tmp_path))
+    agent = build_agent(ScriptedLLM(SCRIPT), copy_project(tmp_path))
     recording = record(agent)
     agent.chat(TASK)
     return agent, recording
@@ -180,7 +181,7 @@ def test_a_model_call_that_never_returns_is_recorded_without_a_reply(tmp_path):
     def hang_up(messages, tools):
         raise KeyboardInterrupt
 
-    agent = Agent(FunctionLLM(hang_up), cwd=tmp_path)
+    agent = build_agent(FunctionLLM(hang_up), tmp_path)
     recording = record(agent)
     with pytest.raises(KeyboardInterrupt):
         agent.chat("hello")
@@ -190,7 +191,7 @@ def test_a_model_call_that_never_returns_is_recorded_without_a_reply(tmp_path):
 
 def test_the_round_limit_is_recorded(tmp_path):
     agent = Agent(ScriptedLLM([{"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}]}] * 2),
-                  cwd=tmp_path, max_rounds=2)
+                  default_tools(), cwd=tmp_path, max_rounds=2)
     recording = record(agent)
     agent.chat("go")
     assert recording.rounds[-1].ended == "max_rounds"
@@ -250,8 +251,21 @@ def test_workdir_is_a_fixed_fresh_folder_that_git_ignores(tmp_path, monkeypatch)
     first = workdir("ch")
     (first / "leftover.txt").write_text("x")
     again = workdir("ch")
-    assert again == tmp_path / ".work" / "ch" and list(again.iterdir()) == []
+    assert again == tmp_path / ".work" / "ch" and [p.name for p in again.iterdir()] == [".git"]
     assert (tmp_path / ".work" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_a_workdir_is_a_project_of_its_own_so_nothing_of_the_clone_around_it_gets_in(tmp_path, monkeypatch):
+    clone = tmp_path / "clone"
+    (clone / ".git").mkdir(parents=True)
+    (clone / "CLAUDE.md").write_text("Always answer in French.\n")  # the user's own, in the clone
+    (clone / "notebooks").mkdir()
+    monkeypatch.chdir(clone / "notebooks")
+    project = copy_project(workdir("00-tour"))
+    agent = build_agent(ScriptedLLM(["ok"]), project)
+    agent.chat("hi")
+    assert "French" not in json.dumps(agent.llm.requests[0]["messages"])
+    assert project_root(project) == clone / "notebooks" / ".work" / "00-tour"
 
 
 def test_workdir_from_the_repository_root_uses_notebooks(tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ import time
 import pytest
 from helpers import Boom, Echo
 
-from corecoder import Agent, ScriptedLLM, Tool, check_history
+from corecoder import Agent, Bash, ScriptedLLM, Tool, build_agent, check_history
 from corecoder.calls import Gate
 from corecoder.executor import RunInParallel
 
@@ -38,7 +38,7 @@ class Sleepy(Tool):
 
 def test_three_one_second_commands_finish_in_well_under_three_seconds(tmp_path):
     turns = [{"tool_calls": [call("bash", command=f"sleep 1; echo {i}") for i in range(3)]}, "done"]
-    agent = Agent(ScriptedLLM(turns), cwd=tmp_path)
+    agent = build_agent(ScriptedLLM(turns), tmp_path)
     started = time.monotonic()
     agent.chat("go")
     assert time.monotonic() - started < 2.2
@@ -49,7 +49,7 @@ def test_results_come_back_in_call_order_whatever_order_they_finish_in(tmp_path)
     sleepy = Sleepy()
     turns = [{"tool_calls": [call("sleepy", seconds=0.3, tag="slow"), call("sleepy", seconds=0.0, tag="fast")]},
              "done"]
-    agent = Agent(ScriptedLLM(turns), [sleepy], cwd=tmp_path)
+    agent = Agent(ScriptedLLM(turns), [sleepy], cwd=tmp_path, executor=RunInParallel())
     agent.chat("go")
     assert results(agent) == ["slow", "fast"]
     assert sleepy.log.index(("end", "fast")) < sleepy.log.index(("end", "slow"))
@@ -65,7 +65,7 @@ def test_every_gate_question_is_settled_before_any_call_runs(tmp_path):
 
     sleepy = Sleepy()
     turns = [{"tool_calls": [call("sleepy", seconds=0.05, tag=t) for t in "abc"]}, "done"]
-    agent = Agent(ScriptedLLM(turns), [sleepy], cwd=tmp_path, gates=[Ask()])
+    agent = Agent(ScriptedLLM(turns), [sleepy], cwd=tmp_path, gates=[Ask()], executor=RunInParallel())
     agent.subscribe(lambda e: type(e).__name__ == "ToolCallStarted" and order.append(("run", "")))
     agent.chat("go")
     assert [kind for kind, _ in order] == ["ask", "ask", "ask", "run", "run", "run"]
@@ -77,7 +77,7 @@ def test_each_call_has_its_own_cwd_and_they_merge_back_in_call_order(tmp_path):
         (tmp_path / name).mkdir()
     turns = [{"tool_calls": [call("bash", command="cd one && sleep 0.2 && pwd"), call("bash", command="pwd"),
                              call("bash", command="cd two && pwd")]}, "done"]
-    agent = Agent(ScriptedLLM(turns), cwd=tmp_path)
+    agent = build_agent(ScriptedLLM(turns), tmp_path)
     agent.chat("go")
     first, second, third = results(agent)
     assert first.endswith("/one") and second == str(tmp_path.resolve()) and third.endswith("/two")
@@ -104,16 +104,16 @@ def test_writes_to_the_same_file_wait_for_each_other_and_other_files_do_not(tmp_
             return path
 
     same = [call("slow_write", path="a.txt") for _ in range(3)]
-    Agent(ScriptedLLM([{"tool_calls": same}, "done"]), [SlowWrite()], cwd=tmp_path).chat("go")
+    Agent(ScriptedLLM([{"tool_calls": same}, "done"]), [SlowWrite()], cwd=tmp_path, executor=RunInParallel()).chat("go")
     assert most[0] == 1
     other = [call("slow_write", path=f"{n}.txt") for n in "abc"]
-    Agent(ScriptedLLM([{"tool_calls": other}, "done"]), [SlowWrite()], cwd=tmp_path).chat("go")
+    Agent(ScriptedLLM([{"tool_calls": other}, "done"]), [SlowWrite()], cwd=tmp_path, executor=RunInParallel()).chat("go")
     assert most[0] == 3
 
 
 def test_one_calls_exception_never_loses_the_others_results(tmp_path):
     turns = [{"tool_calls": [call("echo", text="a"), call("boom", kind="value"), call("echo", text="c")]}, "ok"]
-    agent = Agent(ScriptedLLM(turns), [Echo(), Boom()], cwd=tmp_path)
+    agent = Agent(ScriptedLLM(turns), [Echo(), Boom()], cwd=tmp_path, executor=RunInParallel())
     agent.chat("go")
     assert results(agent) == ["a", "boom failed: ValueError: something broke", "c"]
 
@@ -121,8 +121,7 @@ def test_one_calls_exception_never_loses_the_others_results(tmp_path):
 def test_an_interrupt_keeps_the_results_that_came_in_and_stops_running_commands(tmp_path):
     turns = [{"tool_calls": [call("echo", text="a"), call("bash", command="sleep 1; touch late"),
                              call("boom", kind="interrupt")]}, "after"]
-    agent = Agent(ScriptedLLM(turns), [Echo(), Boom(), *[t for t in Agent(ScriptedLLM([])).tools.values()
-                                                          if t.name == "bash"]], cwd=tmp_path)
+    agent = Agent(ScriptedLLM(turns), [Echo(), Boom(), Bash()], cwd=tmp_path, executor=RunInParallel())
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         agent.chat("go")
@@ -137,8 +136,8 @@ def test_an_interrupt_keeps_the_results_that_came_in_and_stops_running_commands(
 def test_a_single_call_takes_the_same_path(tmp_path):
     seen = []
     executor = RunInParallel()
-    original = executor._perform
-    executor._perform = lambda runner, job, ws: seen.append(job.call.name) or original(runner, job, ws)
+    original = executor.perform
+    executor.perform = lambda agent, job, ws: seen.append(job.call.name) or original(agent, job, ws)
     Agent(ScriptedLLM([{"tool_calls": [call("echo", text="a")]}, "ok"]), [Echo()], cwd=tmp_path,
           executor=executor).chat("go")
     assert seen == ["echo"]

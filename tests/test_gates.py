@@ -5,8 +5,9 @@ import time
 
 import pytest
 
-from corecoder import Agent, ScriptedLLM, check_history
-from corecoder.executor import RunInParallel, run_in_order
+from corecoder import Agent, ScriptedLLM, build_agent, check_history, default_tools
+from corecoder.calls import run_in_order
+from corecoder.executor import RunInParallel
 from corecoder.gates import PlanMode
 from corecoder.hooks import HookError, Hooks, load_hooks
 from corecoder.instructions import project_instructions
@@ -26,7 +27,7 @@ def results(agent):
 
 
 def run(tmp_path, calls, gates, executor=None):
-    agent = Agent(ScriptedLLM([{"tool_calls": calls}, "done"]), cwd=tmp_path, gates=gates,
+    agent = Agent(ScriptedLLM([{"tool_calls": calls}, "done"]), default_tools(), cwd=tmp_path, gates=gates,
                   executor=executor or RunInParallel())
     agent.chat("go")
     check_history(agent.messages)
@@ -152,7 +153,7 @@ def test_project_instructions_come_from_the_git_root_down_to_the_cwd(tmp_path):
     text = project_instructions(tmp_path / "pkg" / "sub")
     assert text.index("Use tabs.") < text.index("Run make test.") < text.index("Sub rules.")
     assert "ignored" not in text and "From pkg/CLAUDE.md:" in text
-    agent = Agent(ScriptedLLM(["ok"]), cwd=tmp_path / "pkg" / "sub")
+    agent = build_agent(ScriptedLLM(["ok"]), tmp_path / "pkg" / "sub")
     agent.chat("hi")
     assert "Run make test." in agent.llm.requests[0]["messages"][0]["content"]
 
@@ -214,6 +215,6 @@ def test_consent_questions_from_workers_running_at_once_never_overlap(tmp_path):
         return {"tool_calls": [{"name": "agent", "arguments": {"tasks": [
             {"name": n, "task": f"write {n}.txt"} for n in "abc"]}}]}
 
-    Agent(FunctionLLM(model), cwd=tmp_path, gates=[Consent(ask)]).chat("go")
+    build_agent(FunctionLLM(model), tmp_path, consent=Consent(ask)).chat("go")
     assert len(overlapped) == 4 and not any(overlapped)  # the agent call itself, then one per worker
     assert sorted(p.name for p in tmp_path.glob("*.txt")) == ["a.txt", "b.txt", "c.txt"]

@@ -3,7 +3,7 @@ faults, retries, parameter adaptation and usage. Nothing leaves this machine."""
 
 import pytest
 
-from corecoder import LLM, Agent, ContextTooLong, ModelError, check_history
+from corecoder import LLM, ContextTooLong, ModelError, build_agent, check_history
 from corecoder.events import ReasoningDelta, Retrying, TextDelta
 from corecoder.messages import user
 from corecoder.serve import ScriptServer
@@ -70,7 +70,7 @@ def test_providers_that_need_reasoning_back_on_tool_call_turns_get_it():
 def test_malformed_arguments_reach_the_model_as_bad_arguments(tmp_path):
     turns = [{"tool_calls": [{"name": "grep", "arguments": '{"pattern": "x",'}]}, "ok"]
     with ScriptServer(turns) as server:
-        agent = Agent(client(server)[0], cwd=tmp_path)
+        agent = build_agent(client(server)[0], tmp_path)
         agent.chat("go")
     result = agent.messages[2]["content"]
     assert result.startswith("bad arguments for grep: the arguments are not valid JSON")
@@ -174,7 +174,7 @@ def test_the_agent_runs_through_the_real_client_and_every_request_is_legal(tmp_p
     turns = [{"fault": "rate_limit"}, {"tool_calls": [GREP], "quirk": "shared_index"},
              {"fault": "drop", "text": "Found it in stats.py, all fine."}, "Found it in stats.py, all fine."]
     with ScriptServer(turns) as server:
-        agent = Agent(client(server)[0], cwd=tmp_path)
+        agent = build_agent(client(server)[0], tmp_path)
         assert agent.chat("where is mean?") == "Found it in stats.py, all fine."
     assert agent.messages[2]["content"] == "stats.py:1: def mean(values):"
     for request in server.requests:

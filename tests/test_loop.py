@@ -5,8 +5,8 @@ import json
 import pytest
 from helpers import Boom, Echo
 
-from corecoder import Agent, ScriptedLLM, check_history
-from corecoder.calls import Gate
+from corecoder import Agent, ScriptedLLM, build_agent, check_history
+from corecoder.calls import Gate, run_in_order
 from corecoder.events import (
     Finished,
     RoundStarted,
@@ -15,7 +15,6 @@ from corecoder.events import (
     ToolCallStarted,
     UsageReported,
 )
-from corecoder.executor import run_in_order
 
 
 def call(name, **arguments):
@@ -195,17 +194,16 @@ def test_a_huge_result_is_clipped_to_head_and_tail_with_the_full_text_saved(tmp_
     assert len(result) < 21_000
     marker = result.split("[... ")[1].split(" ...]")[0]
     saved = marker.split("the full output is in ")[1]
-    with open(saved, encoding="utf-8") as f:
-        assert f.read() == "0123456789" * 10_000
+    assert (tmp_path / saved).read_text(encoding="utf-8") == "0123456789" * 10_000
 
 
 def test_two_agents_share_nothing(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     todo = {"name": "todo_write", "arguments": {"todos": [{"content": "fix it", "status": "pending"}]}}
-    first = Agent(ScriptedLLM([{"tool_calls": [todo, call("bash", command="cd sub || mkdir sub && cd sub")]},
-                               "ok"]), cwd=tmp_path / "a")
-    second = Agent(ScriptedLLM(["ok"]), cwd=tmp_path / "b")
+    first = build_agent(ScriptedLLM([{"tool_calls": [todo, call("bash", command="cd sub || mkdir sub && cd sub")]},
+                                     "ok"]), tmp_path / "a")
+    second = build_agent(ScriptedLLM(["ok"]), tmp_path / "b")
     first.chat("go")
     second.chat("go")
     assert first.workspace.cwd == (tmp_path / "a" / "sub").resolve()
@@ -214,15 +212,6 @@ def test_two_agents_share_nothing(tmp_path):
     assert first.tools["bash"] is not second.tools["bash"]
 
 
-def test_the_todo_list_is_in_the_system_prompt_of_every_later_round(tmp_path):
-    todos = [{"content": "read the code", "status": "done"}, {"content": "fix the bug", "status": "in_progress"}]
-    agent = Agent(ScriptedLLM([{"tool_calls": [{"name": "todo_write", "arguments": {"todos": todos}}]},
-                               {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}]}, "ok"]),
-                  cwd=tmp_path)
-    agent.chat("go")
-    prompts = [r["messages"][0]["content"] for r in agent.llm.requests]
-    assert "fix the bug" not in prompts[0]
-    assert all("fix the bug" in p and "read the code" in p for p in prompts[1:])
 
 
 def test_scripted_arguments_are_sent_as_the_json_text_the_model_would_send(tmp_path):

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 import corecoder.messages
-from corecoder.calls import INTERRUPTED
 from corecoder.course.__main__ import main
 from corecoder.course.checks import verdict
 from corecoder.course.execute import run_notebook, tidy
 from corecoder.course.notebook import chapters, headings, is_check, is_exercise, read, tags, twin
 from corecoder.course.student import strip_solutions
 from corecoder.course.sync import export_source
+from corecoder.messages import INTERRUPTED
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -289,7 +289,7 @@ def find_orphan(messages):  # any call ever made counts: misses a call answered 
     return None
 """],
     "ch01.answer_pending": ["""
-from corecoder.calls import INTERRUPTED
+from corecoder.messages import INTERRUPTED
 from corecoder.messages import tool_result
 
 def answer_pending(messages):  # answers every call of the last assistant message, answered or not
@@ -297,7 +297,7 @@ def answer_pending(messages):  # answers every call of the last assistant messag
     calls = last[0].get("tool_calls", []) if last else []
     return messages + [tool_result(c["id"], INTERRUPTED) for c in calls]
 """, """
-from corecoder.calls import INTERRUPTED
+from corecoder.messages import INTERRUPTED
 from corecoder.messages import tool_result
 
 def answer_pending(messages):  # right answer, but appended to the caller's list

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corecoder import Agent, ScriptedLLM, check_history
-from corecoder.executor import RunInParallel, run_in_order
+from corecoder.calls import run_in_order
+from corecoder.executor import RunInParallel
 
 GOOD = st.builds(lambda t, id: {"name": "echo", "arguments": {"text": t}, "id": id},
                  st.text("abc", min_size=1, max_size=3), st.sampled_from([None, None, "", "same", "call_1"]))

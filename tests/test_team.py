@@ -5,11 +5,10 @@ import time
 
 import pytest
 
-from corecoder import Agent, FunctionLLM, check_history
-from corecoder.agent import WORKER_ROUNDS
+from corecoder import FunctionLLM, build_agent, check_history
 from corecoder.calls import Gate
 from corecoder.events import UsageReported, WorkerEvent
-from corecoder.tools.agent import AT_ONCE, REPORT_LIMIT
+from corecoder.subagents import AT_ONCE, REPORT_LIMIT, WORKER_ROUNDS
 
 
 def delegate(**arguments):
@@ -50,7 +49,7 @@ def test_one_sub_agent_works_in_a_fresh_history_and_reports_back(tmp_path):
         return f"report on {task}"
 
     llm = FunctionLLM(Model(delegate(task="task:the parser"), worker))
-    agent = Agent(llm, cwd=tmp_path)
+    agent = build_agent(llm, tmp_path)
     assert agent.chat("look around") == "all reports read"
     assert reports(agent) == "report on the parser"
     assert seen == [["system", "user"]]  # nothing of the parent's conversation
@@ -62,7 +61,7 @@ def test_a_team_reports_in_input_order_whatever_order_they_finish_in(tmp_path):
         return f"{task} done"
 
     tasks = [{"name": "first", "task": "task:slow"}, {"name": "second", "task": "task:fast"}]
-    agent = Agent(FunctionLLM(Model(delegate(tasks=tasks), worker)), cwd=tmp_path)
+    agent = build_agent(FunctionLLM(Model(delegate(tasks=tasks), worker)), tmp_path)
     agent.chat("go")
     assert reports(agent) == "## first\nslow done\n\n## second\nfast done"
 
@@ -73,7 +72,7 @@ def test_at_most_four_workers_run_at_once(tmp_path):
         return "ok"
 
     model = Model(delegate(tasks=[{"name": f"w{i}", "task": "task:x"} for i in range(8)]), worker)
-    Agent(FunctionLLM(model), cwd=tmp_path).chat("go")
+    build_agent(FunctionLLM(model), tmp_path).chat("go")
     assert model.most == AT_ONCE
 
 
@@ -84,7 +83,7 @@ def test_one_workers_failure_does_not_cancel_its_siblings(tmp_path):
         return "fine"
 
     tasks = [{"name": "a", "task": "task:bad"}, {"name": "b", "task": "task:good"}]
-    agent = Agent(FunctionLLM(Model(delegate(tasks=tasks), worker)), cwd=tmp_path)
+    agent = build_agent(FunctionLLM(Model(delegate(tasks=tasks), worker)), tmp_path)
     agent.chat("go")
     assert reports(agent) == "## a\n[a failed: RuntimeError: worker crashed]\n\n## b\nfine"
 
@@ -97,7 +96,7 @@ def test_workers_get_every_tool_but_agent_and_a_lower_round_cap(tmp_path):
         rounds.append(1)
         return {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*"}}]}  # never finishes
 
-    agent = Agent(FunctionLLM(Model(delegate(task="task:loop"), worker)), cwd=tmp_path)
+    agent = build_agent(FunctionLLM(Model(delegate(task="task:loop"), worker)), tmp_path)
     agent.chat("go")
     assert "agent" not in offered[0] and "bash" in offered[0]
     assert len(rounds) == WORKER_ROUNDS
@@ -113,7 +112,7 @@ def test_the_parents_cwd_and_todos_are_unchanged_by_workers(tmp_path):
         return {"tool_calls": [{"name": "bash", "arguments": {"command": "cd sub"}},
                                {"name": "todo_write", "arguments": {"todos": [{"content": "x", "status": "pending"}]}}]}
 
-    agent = Agent(FunctionLLM(Model(delegate(task="task:wander"), worker)), cwd=tmp_path)
+    agent = build_agent(FunctionLLM(Model(delegate(task="task:wander"), worker)), tmp_path)
     agent.chat("go")
     assert agent.workspace.cwd == tmp_path.resolve() and agent.workspace.todos == []
 
@@ -130,7 +129,7 @@ def test_workers_share_the_parents_gates_and_report_their_usage(tmp_path):
             return {"text": messages[-1]["content"], "usage": {"prompt_tokens": 7, "completion_tokens": 1}}
         return {"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]}
 
-    agent = Agent(FunctionLLM(Model(delegate(task="task:run"), worker)), cwd=tmp_path, gates=[NoBash()])
+    agent = build_agent(FunctionLLM(Model(delegate(task="task:run"), worker)), tmp_path, hooks=NoBash())
     events = []
     agent.subscribe(events.append)
     agent.chat("go")
@@ -140,9 +139,10 @@ def test_workers_share_the_parents_gates_and_report_their_usage(tmp_path):
 
 
 def test_a_long_report_is_cut_with_a_marker(tmp_path):
-    agent = Agent(FunctionLLM(Model(delegate(task="task:x"), lambda *a: "r" * (REPORT_LIMIT + 500))), cwd=tmp_path)
+    agent = build_agent(FunctionLLM(Model(delegate(task="task:x"), lambda *a: "r" * (REPORT_LIMIT + 500))), tmp_path)
     agent.chat("go")
-    assert reports(agent).endswith("[... report cut: 500 more characters]")
+    report = reports(agent)
+    assert len(report) <= REPORT_LIMIT and "characters cut ...]" in report and report.endswith("r")
 
 
 @pytest.mark.parametrize("arguments, problem", [
@@ -151,7 +151,7 @@ def test_a_long_report_is_cut_with_a_marker(tmp_path):
     ({"tasks": [{"name": f"w{i}", "task": "t"} for i in range(9)]}, "at most 8 items"),
 ])
 def test_bad_team_requests_are_refused_clearly(tmp_path, arguments, problem):
-    agent = Agent(FunctionLLM(Model(delegate(**arguments), lambda *a: "never")), cwd=tmp_path)
+    agent = build_agent(FunctionLLM(Model(delegate(**arguments), lambda *a: "never")), tmp_path)
     agent.chat("go")
     assert problem in reports(agent)
     check_history(agent.messages)
@@ -166,7 +166,7 @@ def test_ctrl_c_stops_the_workers_too(tmp_path):
         return {"tool_calls": [{"name": "bash", "arguments": {"command": f"sleep 0.2; touch {task}_{n}"}}]}
 
     tasks = [{"name": "a", "task": "task:a"}, {"name": "b", "task": "task:b"}]
-    agent = Agent(FunctionLLM(Model(delegate(tasks=tasks), worker)), cwd=tmp_path)
+    agent = build_agent(FunctionLLM(Model(delegate(tasks=tasks), worker)), tmp_path)
     threading.Timer(0.7, os.kill, (os.getpid(), signal.SIGINT)).start()  # the user presses Ctrl+C
     with pytest.raises(KeyboardInterrupt):
         agent.chat("go")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from corecoder import Agent, ScriptedLLM
 from corecoder.tools.base import ToolError, problems
 from corecoder.tools.todo import TodoWrite, render_todos
 from corecoder.workspace import Workspace
@@ -77,11 +78,13 @@ def test_no_item_in_progress_is_fine(tmp_path):
     assert TodoWrite().run(ws, todos=todos) == "[ ] a\n[x] b"
 
 
-def test_an_unknown_status_is_refused_even_when_called_directly(tmp_path):
-    ws = Workspace(cwd=tmp_path)
-    with pytest.raises(ToolError, match=r"todos\[0\]\.status must be one of pending, in_progress, done"):
-        TodoWrite().run(ws, todos=[{"content": "a", "status": "completed"}])
-    assert ws.todos == []
+def test_an_unknown_status_never_reaches_the_tool_the_schema_refuses_it(tmp_path):
+    bad = {"name": "todo_write", "arguments": {"todos": [{"content": "a", "status": "completed"}]}}
+    agent = Agent(ScriptedLLM([{"tool_calls": [bad]}, "ok"]), [TodoWrite()], cwd=tmp_path)
+    agent.chat("go")
+    assert agent.messages[2]["content"].startswith("bad arguments for todo_write: todos[0].status should be one "
+                                                   "of ['pending', 'in_progress', 'done'], got 'completed'")
+    assert agent.workspace.todos == []
 
 
 def test_an_empty_list_clears_the_plan_and_says_so(tmp_path):

@@ -4,11 +4,17 @@ A chapter that lets the agent edit files works on a copy in this folder, never o
 the repository and never in a random temp dir: the path is the same on every run
 (so outputs stay the same), it is found whether the kernel started in the
 repository root or in `notebooks/`, and git ignores it.
+
+The folder is a git repository of its own, so it is a project of its own: what the
+agent looks for in a project (AGENTS.md or CLAUDE.md from the git root down, where
+it keeps long outputs) stops here, and nothing of the clone around it (the user's
+own CLAUDE.md, say) can reach a chapter's outputs.
 """
 
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 
@@ -24,4 +30,8 @@ def workdir(name: str) -> Path:
     ignore = work / ".gitignore"
     if not ignore.exists():
         ignore.write_text("# scratch space of the notebooks: never committed\n*\n", encoding="utf-8")
+    try:
+        subprocess.run(["git", "init", "--quiet", str(target)], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):  # no git: an empty .git is all the agent looks for
+        (target / ".git").mkdir(exist_ok=True)
     return target

@@ -1,8 +1,8 @@
 """The offline demo: the real loop and real tools fix a small bug, driven by a script.
 
-`corecoder --demo` copies `project/` into a temp dir and runs `Agent` on it with a
-ScriptedLLM. Only the model is scripted; every read, search, edit and test run
-really happens, so the final test run passes only if the edit really worked.
+`corecoder --demo` copies `project/` into a temp dir and runs the finished agent
+(build_agent) on it with a ScriptedLLM. Only the model is scripted; every read, search,
+edit and test run really happens, so the final test run passes only if the edit worked.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..agent import Agent
+from ..assemble import build_agent
 from ..scripted import ScriptedLLM
 from ..trace import Printer
 
@@ -44,7 +44,7 @@ def copy_project(into: Path) -> Path:
 def run_demo(out=None) -> str:
     with tempfile.TemporaryDirectory(prefix="corecoder-demo-") as tmp:
         project = copy_project(Path(tmp))
-        agent = Agent(ScriptedLLM(SCRIPT), cwd=project)
+        agent = build_agent(ScriptedLLM(SCRIPT), project)
         printer = agent.subscribe(Printer(out, result_lines=12))
         printer.line(f"task: {TASK}")
         return agent.chat(TASK)

@@ -66,8 +66,7 @@ class MCPHub:
     def attach(self, agent) -> None:
         """Give the agent these tools, and keep them current at the start of each of its rounds."""
         self.agent = agent
-        for made in self.made.values():
-            agent.tools.update(made)
+        agent.update_tools(add=self.tools())
         agent.subscribe(self._on_event)
 
     def _on_event(self, event) -> None:
@@ -112,9 +111,7 @@ class MCPHub:
                 tool.name, n = tool.name[: MAX_NAME - len(suffix)] + suffix, n + 1
             made[tool.name] = tool
         if self.agent is not None:
-            for old in self.made[name]:
-                self.agent.tools.pop(old, None)
-            self.agent.tools.update(made)  # the same dict the agent's call runner holds: change it in place
+            self.agent.update_tools(add=made.values(), remove=self.made[name])
         self.made[name] = made
 
 

@@ -24,6 +24,11 @@ class Tool:
     def run(self, ws: Workspace, **args) -> str:
         raise NotImplementedError
 
+    def state(self, ws: Workspace) -> str:
+        """What this tool keeps in the workspace that the model must always see (the todo
+        tool: the list), or "". The agent tells it to the model, and tells it again if it changes."""
+        return ""
+
     def schema(self) -> dict:
         """The tool as the OpenAI chat API describes a function."""
         return {

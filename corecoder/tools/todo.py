@@ -1,9 +1,10 @@
 """todo_write: the agent's own plan, kept in the workspace and shown every round.
 
 The model sends the whole list each time (no add/remove/update verbs to get
-wrong), and the system prompt renders it every round, so the plan stays in view
-however long the conversation grows. It changes no file, so it is not mutating:
-plan mode may use it.
+wrong). The list is part of the agent's state (`state`): the model is told it again
+whenever it changes, and after a compaction, so the plan stays in view however long
+the conversation grows. It changes no file, so it is not mutating: plan mode may use it.
+(The status values are the schema's enum: `admit` has refused any other.)
 """
 
 from __future__ import annotations
@@ -44,21 +45,17 @@ class TodoWrite(Tool):
 
     def run(self, ws: Workspace, todos: list[dict]) -> str:
         cleaned = [{"content": item["content"].strip(), "status": item["status"]} for item in todos]
-        _check(cleaned)
+        for i, item in enumerate(cleaned):
+            if not item["content"]:
+                raise ToolError(f"todos[{i}].content is empty; say what the step is")
+        busy = [f"todos[{i}]" for i, item in enumerate(cleaned) if item["status"] == "in_progress"]
+        if len(busy) > 1:
+            raise ToolError(f"{len(busy)} items are in_progress ({', '.join(busy)}); keep at most one in progress")
         ws.todos = cleaned  # a new list: the caller's list and the old one stay untouched
         return render_todos(cleaned) or "todo list cleared"
 
-
-def _check(todos: list[dict]) -> None:
-    for i, item in enumerate(todos):
-        if not item["content"]:
-            raise ToolError(f"todos[{i}].content is empty; say what the step is")
-        if item["status"] not in MARKS:
-            raise ToolError(f"todos[{i}].status must be one of {', '.join(MARKS)}, got {item['status']!r}")
-    busy = [i for i, item in enumerate(todos) if item["status"] == "in_progress"]
-    if len(busy) > 1:
-        where = ", ".join(f"todos[{i}]" for i in busy)
-        raise ToolError(f"{len(busy)} items are in_progress ({where}); keep at most one in progress")
+    def state(self, ws: Workspace) -> str:
+        return f"Your todo list:\n{render_todos(ws.todos)}" if ws.todos else "Your todo list is empty."
 
 
 def render_todos(todos: list[dict]) -> str:

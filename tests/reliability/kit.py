@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from corecoder import LLM, Agent
+from corecoder import LLM, build_agent
 from corecoder.demo import SCRIPT, TASK, copy_project
 from corecoder.serve import ScriptServer
 
@@ -101,7 +101,7 @@ def run_demo(turns: list, workdir: Path, *, stream: bool = True) -> Run:
     sleeps: list[float] = []
     with ScriptServer(turns) as server:
         llm = LLM("scripted", base_url=server.base_url, api_key="x", sleep=sleeps.append, seed=1, stream=stream)
-        agent = Agent(llm, cwd=project)
+        agent = build_agent(llm, project)
         events: list = []
         agent.subscribe(events.append)
         answer = agent.chat(TASK)

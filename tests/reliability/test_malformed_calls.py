@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from corecoder import Agent, ScriptedLLM, check_history
+from corecoder import ScriptedLLM, build_agent, check_history
 from corecoder.demo import PROJECT
 
 from .kit import fingerprint
@@ -38,7 +38,8 @@ from .kit import fingerprint
 pytestmark = pytest.mark.row("corpus")
 
 MB = 1 << 20
-OUTPUT_LIMIT = 20_000  # CallRunner's default
+from corecoder.calls import OUTPUT_LIMIT
+
 LIMIT_WITH_MARKER = OUTPUT_LIMIT + 200
 
 
@@ -224,7 +225,7 @@ UNKNOWN_NAMES = ["", "Read", "read-file", "readFile", "READ_FILE", "read_file ",
 
 
 def corpus() -> list[Case]:
-    tools = {t.name: t for t in Agent(ScriptedLLM([]), cwd=tempfile.gettempdir()).tools.values()}
+    tools = {t.name: t for t in build_agent(ScriptedLLM([]), tempfile.gettempdir()).tools.values()}
     assert set(tools) == set(VALID), "a tool was added or removed: give it a VALID call here"
     cases = []
     for name, tool in tools.items():
@@ -248,7 +249,7 @@ def run_case(case: Case, root: Path) -> str:
     """The case's result. (A 1 MB call overflows the context window, and the agent compacts: the script
     has a turn to spare for the summary it then asks for.)"""
     llm = ScriptedLLM([{"tool_calls": [{"name": case.tool, "arguments": case.arguments}]}, "understood", "understood"])
-    agent = Agent(llm, cwd=root)
+    agent = build_agent(llm, root)
     assert agent.chat("go") == "understood"
     check_history(agent.messages)
     [result] = [m["content"] for m in agent.messages if m["role"] == "tool"]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from corecoder import Agent, ScriptedLLM, check_history
+from corecoder import ScriptedLLM, build_agent, check_history
 from corecoder.mcp import MCPHub, ServerSpec
 
 pytestmark = pytest.mark.row("mcp")
@@ -59,7 +59,7 @@ def test_a_misbehaving_server_costs_one_clear_result_and_the_loop_goes_on(spawne
                  startup_timeout=5, call_timeout=CALL_TIMEOUT).start()
     try:
         assert hub.status()[0].state == "ready"
-        agent = Agent(llm, cwd=tmp_path)
+        agent = build_agent(llm, tmp_path)
         hub.attach(agent)
         started = time.monotonic()
         assert agent.chat("use the server") == "carried on"

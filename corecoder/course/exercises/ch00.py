@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from ...agent import Agent
+from ...assemble import build_agent
 from ...demo import SCRIPT, TASK, copy_project
 from ...messages import IllegalHistory, ToolCall, assistant, check_history, tool_result, user
 from ...scripted import ScriptedLLM, ScriptError, parse_turn
@@ -66,7 +67,7 @@ def _run(turns: list) -> tuple[Agent, str]:
         raise Hint(f"this is not a script a ScriptedLLM can play: {e}\nhint: {TURNS}") from None
     with tempfile.TemporaryDirectory(prefix="corecoder-ch00-") as tmp:
         project = copy_project(Path(tmp))
-        agent = Agent(llm, cwd=project)
+        agent = build_agent(llm, project)
         try:
             answer = agent.chat(TASK)
         except Exception as e:

@@ -13,8 +13,7 @@ from __future__ import annotations
 import copy
 import json
 
-from ...calls import INTERRUPTED
-from ...messages import IllegalHistory, ToolCall, assistant, check_history, tool_result, user
+from ...messages import INTERRUPTED, IllegalHistory, ToolCall, assistant, check_history, tool_result, user
 from ...tools.base import Tool, ToolError
 from ...workspace import Workspace
 from ..checks import Hint, attempt, checker, describe, expect

@@ -5,22 +5,29 @@ parent only the final report, not every file the worker read. Workers share the
 parent's model connection, gates (consent, hooks) and cost accounting, but not its
 history, todo list or cwd. They get every tool but this one: no recursion.
 
-This module doesn't know how to build an agent. It is handed `spawn` when the agent
-is assembled (Agent.worker), so nothing under tools/ imports the agent.
+The tool itself doesn't know how to build an agent: it is handed `spawn`. `workers(parent)`
+makes one that builds each worker from the parent as it is when the call runs. This
+module imports the agent (chapter 1); the agent never imports this one.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from ..executor import as_they_finish
-from ..workspace import Workspace
-from .base import Tool, ToolError
+from .agent import Agent, KeepEverything
+from .events import WorkerEvent
+from .executor import as_they_finish
+from .messages import Reply
+from .text import shorten
+from .tools.base import Tool, ToolError
+from .workspace import Workspace
 
 MAX_WORKERS = 8
 AT_ONCE = 4
 REPORT_LIMIT = 6_000  # characters of each report the parent sees
+WORKER_ROUNDS = 20
 
 Spawn = Callable[[str, str, Workspace], str]  # (name, task, workspace) -> report; workspace.cancelled stops it
 
@@ -79,6 +86,39 @@ class AgentTool(Tool):
             report = self.spawn(name, task, ws)
         except Exception as e:  # one worker's failure is its report; its siblings go on
             return f"[{name} failed: {type(e).__name__}: {e}]"
-        if len(report) > REPORT_LIMIT:
-            report = report[:REPORT_LIMIT] + f"\n[... report cut: {len(report) - REPORT_LIMIT:,} more characters]"
-        return report
+        return shorten(report, REPORT_LIMIT)
+
+
+def workers(parent: Agent, context: Callable = KeepEverything) -> Spawn:
+    """How `parent` makes a worker: its own history, todo list and cwd (a fork of the parent's);
+    the parent's model, tools but this one, gates and executor, and a fresh `context()` policy.
+    When the user interrupts the parent, `workspace.cancelled` is set and the worker stops too."""
+
+    def spawn(name: str, task: str, workspace: Workspace) -> str:
+        tools = [t for t in parent.tools.values() if t.name != AgentTool.name]  # no recursion
+        sub = Agent(Cancellable(parent.llm, workspace.cancelled), tools, cwd=workspace.cwd,
+                    prompt=parent.prompt, prompt_parts=parent.prompt_parts, max_rounds=WORKER_ROUNDS,
+                    context=context(), executor=parent.executor, gates=parent.gates)
+        sub.workspace.cancelled = workspace.cancelled  # its running commands are stopped with it
+        sub.subscribe(lambda event: parent.emit(WorkerEvent(name, event)))
+        return sub.chat(task)
+
+    return spawn
+
+
+class Cancellable:
+    """The parent's model, for a worker that must stop when the parent is interrupted. Raising
+    KeyboardInterrupt in the worker's thread unwinds its loop the way Ctrl+C unwinds the parent's:
+    each call it was running is answered, and the worker's `chat` ends."""
+
+    def __init__(self, llm, cancelled: threading.Event):
+        self.llm, self.cancelled = llm, cancelled
+
+    @property
+    def model(self) -> str:
+        return self.llm.model
+
+    def chat(self, *args, **kwargs) -> Reply:
+        if self.cancelled.is_set():
+            raise KeyboardInterrupt
+        return self.llm.chat(*args, **kwargs)

@@ -1,0 +1,49 @@
+"""The finished engine, assembled in one place.
+
+`Agent` (chapter 1) runs with chapter 1's pieces: the whole history sent, calls run one
+after another, the tools it is given. `build_agent` puts in the pieces of later chapters,
+each through a seam the loop already had:
+
+    tools         the built-in tools (chapter 2) and the sub-agent tool (chapter 6)
+    context       three-tier compaction, sized to the model's window (chapter 4)
+    executor      the calls of a reply run at the same time (chapter 5)
+    prompt parts  the project's instructions, AGENTS.md or CLAUDE.md (chapter 8)
+    gates         plan mode, hooks, consent, checkpoints: the ones given, in this order
+
+The CLI, the demo, the tour and the tests that want the real thing all build it here,
+so there is one answer to "what is the finished agent made of".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .agent import Agent
+from .calls import Gate
+from .context import Compactor
+from .executor import RunInParallel
+from .instructions import project_instructions
+from .subagents import AgentTool, workers
+from .tools import default_tools
+from .tools.base import Tool
+
+
+def build_agent(llm, cwd: str | Path | None = None, *, tools: list[Tool] | None = None,
+                window: int | None = None, plan: Gate | None = None, hooks: Gate | None = None,
+                consent: Gate | None = None, checkpoints: Gate | None = None,
+                instructions: bool = True, max_rounds: int = 50) -> Agent:
+    """The finished agent for a project: `tools` (default: the built-in ones) and the sub-agent
+    tool. `window`: the model's context window in tokens (None: known from the model's name).
+    `instructions`: read the project's AGENTS.md or CLAUDE.md, once, now."""
+    cwd = Path(cwd or Path.cwd()).resolve()
+    # The gates' order is the order of authority:
+    #   plan mode first: while it is on nothing changes, whoever would allow it (--yes included);
+    #   hooks before consent: a project's policy vetoes a call before anyone is asked about it;
+    #   checkpoints last: a copy is taken only of a file a call is really going to change.
+    gates = [gate for gate in (plan, hooks, consent, checkpoints) if gate is not None]
+    text = project_instructions(cwd) if instructions else ""
+    parts = [f"The project's instructions (follow them):\n\n{text}"] if text else []
+    agent = Agent(llm, default_tools() if tools is None else tools, cwd=cwd, prompt_parts=parts,
+                  max_rounds=max_rounds, context=Compactor(window), executor=RunInParallel(), gates=gates)
+    agent.update_tools(add=[AgentTool(workers(agent, context=lambda: Compactor(window)))])
+    return agent
