@@ -20,15 +20,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def notebooks(root: Path = ROOT) -> list[Path]:
     """Every chapter in both languages, English then its Chinese twin, in chapter order."""
-    from corecoder.course.notebook import chapters, twin
+    from corecoder.course.authoring.notebook import chapters, twin
 
     return [p for english in chapters(root / "notebooks") for p in (english, twin(english)) if p.exists()]
 
 
 def execute_notebooks(root: Path = ROOT) -> dict:
     """Seconds to execute each notebook (a copy, in a temp folder); an error in a cell raises."""
-    from corecoder.course.execute import run_notebook
-    from corecoder.course.notebook import read
+    from corecoder.course.authoring.execute import run_notebook
+    from corecoder.course.authoring.notebook import read
 
     each = {}
     with tempfile.TemporaryDirectory(prefix="bench-course-") as tmp:

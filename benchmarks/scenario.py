@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corecoder.demo import SCRIPT, TASK, copy_project
-from corecoder.serve import ScriptServer
+from corecoder.testing import ScriptServer
 
 ANSWER = SCRIPT[-1]
 TIMEOUT = 120  # seconds; a run that takes longer is killed and marked failed

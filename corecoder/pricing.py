@@ -4,6 +4,15 @@ Prices are USD per million tokens. A model missing from the table is normal (a l
 model, a new release, a custom name on a compatible server), so the ledger keeps
 counting tokens and says the cost is unknown instead of raising. Users add or correct
 prices in `~/.corecoder/pricing.json` without touching the code.
+
+The built-in table is data too, `prices.json` beside this file, read and checked by the
+same code as the user's file. It holds published list prices as of 2026-11, from the
+providers' pricing pages. Where a price depends on prompt length, it is the short-prompt
+tier; DeepSeek's is the weekday peak rate (off-peak is half), so its costs are an upper
+bound (deepseek-v4-flash is the legacy name, billed as deepseek-flash); Anthropic's
+models are listed by their OpenRouter names (OpenRouter passes the price through). A
+model whose price could not be confirmed is left out: it reports "cost unknown", never
+a guess.
 """
 
 from __future__ import annotations
@@ -17,6 +26,8 @@ from types import MappingProxyType
 from .config import ConfigError
 from .messages import Usage
 
+BUILT_IN = Path(__file__).with_name("prices.json")
+
 
 @dataclass(frozen=True)
 class Price:
@@ -25,65 +36,27 @@ class Price:
     cached_input: float | None = None  # None: cached tokens cost the full input price
 
 
-# Published list prices as of 2026-11 (from the providers' pricing pages). Where a
-# price depends on prompt length, this is the short-prompt tier; DeepSeek's is the
-# weekday peak rate (off-peak is half), so its costs are an upper bound. Models whose
-# price we could not confirm are left out: they report "cost unknown", never a guess.
-PRICES: Mapping[str, Price] = MappingProxyType({
-    # OpenAI
-    "gpt-4o": Price(2.50, 10.00, 1.25),
-    "gpt-4o-mini": Price(0.15, 0.60, 0.075),
-    "gpt-4.1": Price(2.00, 8.00, 0.50),
-    "gpt-4.1-mini": Price(0.40, 1.60, 0.10),
-    "gpt-4.1-nano": Price(0.10, 0.40, 0.025),
-    "o3": Price(2.00, 8.00, 0.50),
-    "o3-mini": Price(1.10, 4.40, 0.55),
-    "o3-pro": Price(20.00, 80.00),
-    "o4-mini": Price(1.10, 4.40, 0.275),
-    "gpt-5": Price(1.25, 10.00, 0.125),
-    "gpt-5-mini": Price(0.25, 2.00, 0.025),
-    "gpt-5-nano": Price(0.05, 0.40, 0.005),
-    "gpt-5-pro": Price(15.00, 120.00),
-    "gpt-5.1": Price(1.25, 10.00, 0.125),
-    "gpt-5.4": Price(2.50, 15.00, 0.25),
-    "gpt-5.4-mini": Price(0.75, 4.50, 0.075),
-    "gpt-5.4-nano": Price(0.20, 1.25, 0.02),
-    # DeepSeek (deepseek-chat and deepseek-reasoner were retired on 2026-07-24)
-    "deepseek-flash": Price(0.30, 1.20, 0.006),
-    "deepseek-v4-flash": Price(0.30, 1.20, 0.006),  # legacy name, billed as deepseek-flash
-    "deepseek-v4-pro": Price(1.32, 3.96, 0.044),
-    # Moonshot (Kimi)
-    "kimi-k3": Price(3.00, 15.00, 0.30),
-    # Anthropic, by its OpenRouter names (OpenRouter passes the provider's price through)
-    "anthropic/claude-sonnet-4": Price(3.00, 15.00, 0.30),
-    "anthropic/claude-sonnet-4.5": Price(3.00, 15.00, 0.30),
-    "anthropic/claude-haiku-4.5": Price(1.00, 5.00, 0.10),
-    "anthropic/claude-opus-4.5": Price(5.00, 25.00, 0.50),
-    # Google Gemini
-    "gemini-2.5-pro": Price(1.25, 10.00, 0.125),
-    "gemini-2.5-flash": Price(0.30, 2.50, 0.03),
-    "gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01),
-    "gemini-3.1-pro-preview": Price(2.00, 12.00, 0.20),
-})
-
 _FIELDS = tuple(f.name for f in fields(Price))
 
 
 def load_prices(home: Path) -> Mapping[str, Price]:
     """The built-in table with `home/pricing.json` laid over it, entry by entry:
     {"my-model": {"input": 0.5, "output": 1.5, "cached_input": 0.05}}."""
-    path = Path(home) / "pricing.json"
+    user = Path(home) / "pricing.json"
+    return MappingProxyType({**read_prices(BUILT_IN), **(read_prices(user) if user.exists() else {})})
+
+
+def read_prices(path: Path) -> dict[str, Price]:
+    """One price file, every entry checked; ConfigError names the file and the entry."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return PRICES
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read {path}: {e}") from e
     except json.JSONDecodeError as e:
         raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from e
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must be a JSON object mapping model names to prices")
-    return MappingProxyType({**PRICES, **{model: _price(path, model, entry) for model, entry in data.items()}})
+    return {model: _price(path, model, entry) for model, entry in data.items()}
 
 
 def _price(path: Path, model: str, entry: object) -> Price:

@@ -9,11 +9,10 @@ string (the final answer) or a dict:
      "usage": {"prompt_tokens": 812, "completion_tokens": 40}}
 
 `arguments` may also be a raw string, to script malformed JSON. Call ids default
-to "call_<turn>_<n>". A turn may also script a fault, {"fault": "rate_limit"}: here a
-passing fault (rate_limit, server_error, overloaded, drop) is skipped as a retrying
-client would skip it, and a lasting one (auth, bad_request, context_length) raises
-the error the real client raises. The loopback server (serve.py) reads the same
-keys, plus the streaming dialect ("quirk") and where reasoning goes.
+to "call_<turn>_<n>". The same script can be served over HTTP by the loopback server
+(corecoder.testing), which also reads a few keys of its own: how to stream the turn
+("quirk", "reasoning_field") and faults ("fault": rate limits, dropped streams...),
+which corecoder.testing.FaultyScriptedLLM plays too. ScriptedLLM plays replies only.
 
 ScriptedLLM and FunctionLLM have the same `chat` method as the real client
 (corecoder.llm), check every history they are handed the way the API would, and
@@ -27,15 +26,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from .events import ReasoningDelta, Retrying, TextDelta
-from .messages import ContextTooLong, IllegalHistory, ModelError, Reply, ToolCall, Usage, check_history
+from .events import ReasoningDelta, TextDelta
+from .messages import IllegalHistory, Reply, ToolCall, Usage, check_history
 
-PASSING_FAULTS = ("rate_limit", "server_error", "overloaded", "drop", "error_event")
-LASTING_FAULTS = {
-    "auth": lambda: ModelError("the provider rejected the API key (401, scripted)"),
-    "bad_request": lambda: ModelError("the provider refused the request (400, scripted)"),
-    "context_length": lambda: ContextTooLong("the request is longer than the context window (scripted)"),
-}
+SERVER_KEYS = ("fault", "retry_after", "quirk", "reasoning_field")  # for corecoder.testing
 
 
 class ScriptError(RuntimeError):
@@ -50,10 +44,7 @@ def parse_turn(turn, index: int) -> Reply:
         return Reply(text=turn)
     if not isinstance(turn, dict):
         raise ScriptError(f"turn {index + 1}: expected a string or a dict, got {type(turn).__name__}")
-    if turn.get("fault") and turn["fault"] not in (*PASSING_FAULTS, *LASTING_FAULTS):
-        raise ScriptError(f"turn {index + 1}: unknown fault {turn['fault']!r}")
-    server_keys = {"fault", "retry_after", "quirk", "reasoning_field"}  # streaming details: serve.py
-    unknown = set(turn) - {"text", "reasoning", "tool_calls", "usage"} - server_keys
+    unknown = set(turn) - {"text", "reasoning", "tool_calls", "usage", *SERVER_KEYS}
     if unknown:
         raise ScriptError(f"turn {index + 1}: unknown keys {sorted(unknown)}")
     calls = [_parse_call(c, index, j) for j, c in enumerate(turn.get("tool_calls") or [])]
@@ -104,8 +95,10 @@ class ScriptedLLM(_Recorder):
     def __init__(self, turns: list, model: str = "scripted"):
         super().__init__()
         self.model = model
+        for i, turn in enumerate(turns):
+            if isinstance(turn, dict) and turn.get("fault"):
+                raise ScriptError(f"turn {i + 1} is a fault: corecoder.testing.FaultyScriptedLLM plays faults")
         self.turns = [parse_turn(t, i) for i, t in enumerate(turns)]
-        self.faults = [t.get("fault") if isinstance(t, dict) else None for t in turns]
         self.position = 0  # the next turn to play
 
     @classmethod
@@ -116,21 +109,14 @@ class ScriptedLLM(_Recorder):
 
     def chat(self, messages: list[dict], tools: list[dict] | None = None, emit: Callable | None = None) -> Reply:
         self._receive(messages, tools)
-        while True:
-            if self.position >= len(self.turns):
-                last = messages[-1] if messages else {}
-                raise ScriptError(
-                    f"the script has {len(self.turns)} turns and all were used by call {len(self.requests)}; "
-                    f"the last message was {last.get('role')}: {str(last.get('content'))[:200]!r}"
-                )
-            reply, fault = self.turns[self.position], self.faults[self.position]
-            self.position += 1
-            if fault in LASTING_FAULTS:
-                raise LASTING_FAULTS[fault]()
-            if not fault:
-                return self._stream(reply, emit)
-            if emit:
-                emit(Retrying(self.position, 0.0, f"scripted {fault}"))
+        if self.position >= len(self.turns):
+            last = messages[-1] if messages else {}
+            raise ScriptError(
+                f"the script has {len(self.turns)} turns and all were used by call {len(self.requests)}; "
+                f"the last message was {last.get('role')}: {str(last.get('content'))[:200]!r}"
+            )
+        self.position += 1
+        return self._stream(self.turns[self.position - 1], emit)
 
 
 class FunctionLLM(_Recorder):

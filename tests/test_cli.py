@@ -30,8 +30,8 @@ from corecoder.messages import INTERRUPTED, ModelError
 from corecoder.permissions import Consent
 from corecoder.render import Renderer
 from corecoder.repl import HELP, Repl, prompt_session
-from corecoder.serve import ScriptServer
 from corecoder.session import SessionLog
+from corecoder.testing import ScriptServer
 from corecoder.tools import ReadFile, WriteFile
 from corecoder.trace import Printer
 from corecoder.workspace import Workspace

@@ -10,6 +10,7 @@ from corecoder.agent import STATE_NOTE, KeepEverything
 from corecoder.context import SUMMARY_PROMPT, Compactor, turn_start
 from corecoder.events import Compacted
 from corecoder.messages import ToolCall, assistant, tool_result, user
+from corecoder.testing import FaultyScriptedLLM
 from corecoder.tokens import Estimate, history_tokens, text_tokens, window_for
 from corecoder.tools import TodoWrite
 
@@ -153,7 +154,7 @@ def test_a_context_overflow_from_the_provider_compacts_and_retries_once(tmp_path
 
 
 def test_a_policy_that_cannot_shrink_lets_the_overflow_error_through():
-    agent = Agent(ScriptedLLM([{"fault": "context_length"}]), [Echo()], context=KeepEverything())
+    agent = Agent(FaultyScriptedLLM([{"fault": "context_length"}]), [Echo()], context=KeepEverything())
     from corecoder import ContextTooLong
 
     with pytest.raises(ContextTooLong):

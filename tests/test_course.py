@@ -11,11 +11,11 @@ from corecoder import Agent, FunctionLLM, ScriptedLLM, build_agent
 from corecoder.agent import Agent as PackageAgent
 from corecoder.calls import run_in_order
 from corecoder.course import check, outline, record, show, step_through, workdir
+from corecoder.course.authoring.execute import WIDGET_VIEW, tidy
+from corecoder.course.authoring.student import strip_solutions, student_notebook
+from corecoder.course.authoring.sync import SyncError, export_source, regenerate, sync_exports, sync_twin
 from corecoder.course.checks import CHECKERS, checker, verdict
-from corecoder.course.execute import WIDGET_VIEW, tidy
 from corecoder.course.source import PACKAGE_ROOT, source_of
-from corecoder.course.student import strip_solutions, student_notebook
-from corecoder.course.sync import SyncError, export_source, regenerate, sync_exports, sync_twin
 from corecoder.course.viewer import WIDGET_LABEL, _Shown, viewer
 from corecoder.demo import SCRIPT, TASK, copy_project
 from corecoder.tools import default_tools
@@ -390,7 +390,7 @@ def test_tidy_drops_widget_views_and_joins_stream_pieces():
 
 @pytest.mark.parametrize("command", [["sync", "--check"], ["student", "out"], ["execute"]])
 def test_a_folder_without_chapters_is_an_error_not_a_silent_pass(tmp_path, command):
-    from corecoder.course.__main__ import main
+    from corecoder.course.authoring.__main__ import main
 
     assert main(["--folder", str(tmp_path), *command]) == 2
 
@@ -460,7 +460,7 @@ def test_script_passes_any_script_that_runs_the_tests_and_quotes_what_they_print
      ["no bash call ran the tests", 'bash(command="cat missing.txt")  →']),
     ([{"text": "x", "calls": []}, "done"], ["not a script a ScriptedLLM can play", "unknown keys ['calls']"]),
     ("python3 test_stats.py", ["should return a list of turns, got str"]),
-    ([{"fault": "auth"}], ["the run stopped with ModelError"]),
+    ([{"fault": "auth"}], ["not a script a ScriptedLLM can play", "FaultyScriptedLLM plays faults"]),
 ], ids=["runs-out", "wrong-summary", "no-summary", "no-tool", "bad-arguments", "wrong-command", "bad-turn",
         "not-a-list", "model-error"])
 def test_script_fails_a_wrong_script_with_a_hint_that_says_why(turns, says, capsys):

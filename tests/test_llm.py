@@ -6,7 +6,7 @@ import pytest
 from corecoder import LLM, ContextTooLong, ModelError, build_agent, check_history
 from corecoder.events import ReasoningDelta, Retrying, TextDelta
 from corecoder.messages import user
-from corecoder.serve import ScriptServer
+from corecoder.testing import ScriptServer
 
 GREP = {"name": "grep", "arguments": {"pattern": "def mean", "include": "*.py"}}
 GLOB = {"name": "glob", "arguments": {"pattern": "**/*.md"}}

@@ -15,6 +15,7 @@ from corecoder.events import (
     ToolCallStarted,
     UsageReported,
 )
+from corecoder.testing import FaultyScriptedLLM
 
 
 def call(name, **arguments):
@@ -247,7 +248,7 @@ def test_a_second_interrupt_during_the_clean_up_still_leaves_a_legal_history(tmp
 
 
 def test_a_model_that_gives_up_ends_the_run_with_an_error_event(tmp_path):
-    agent, _ = make([{"fault": "auth"}], tmp_path=tmp_path)
+    agent = Agent(FaultyScriptedLLM([{"fault": "auth"}]), [Echo()], cwd=tmp_path)
     finished = []
     agent.subscribe(lambda e: isinstance(e, Finished) and finished.append(e))
     with pytest.raises(Exception, match="API key"):

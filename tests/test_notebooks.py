@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 import corecoder.messages
-from corecoder.course.__main__ import main
+from corecoder.course.authoring.__main__ import main
+from corecoder.course.authoring.execute import run_notebook, tidy
+from corecoder.course.authoring.notebook import chapters, headings, is_check, is_exercise, read, tags, twin
+from corecoder.course.authoring.student import strip_solutions
+from corecoder.course.authoring.sync import export_source
 from corecoder.course.checks import verdict
-from corecoder.course.execute import run_notebook, tidy
-from corecoder.course.notebook import chapters, headings, is_check, is_exercise, read, tags, twin
-from corecoder.course.student import strip_solutions
-from corecoder.course.sync import export_source
 from corecoder.messages import INTERRUPTED
 
 ROOT = Path(__file__).resolve().parent.parent

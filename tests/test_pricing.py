@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+import corecoder.pricing
 from corecoder.config import ConfigError
 from corecoder.messages import Usage
-from corecoder.pricing import PRICES, Ledger, Price, cost_of, load_prices, price_for
+from corecoder.pricing import Ledger, Price, cost_of, load_prices, price_for
+
+PRICES = load_prices(Path(__file__).parent / "no-such-home")  # the built-in table alone
 
 TABLE = {"cheap": Price(1.0, 2.0, 0.5), "dear": Price(10.0, 40.0), "gpt-4o": Price(2.5, 10.0, 1.25),
          "gpt-4o-mini": Price(0.15, 0.6, 0.075)}
@@ -71,7 +75,16 @@ def write(home, data):
 
 
 def test_without_pricing_json_the_built_in_table_is_used(tmp_path):
-    assert load_prices(tmp_path / "no-such-home") is PRICES
+    assert load_prices(tmp_path / "no-such-home") == PRICES
+
+
+def test_the_built_in_table_is_data_checked_by_the_same_loader(tmp_path, monkeypatch):
+    assert corecoder.pricing.BUILT_IN.name == "prices.json"
+    broken = tmp_path / "prices.json"
+    broken.write_text(json.dumps({"gpt-4o": {"input": 2.5, "ouptut": 10}}))
+    monkeypatch.setattr(corecoder.pricing, "BUILT_IN", broken)
+    with pytest.raises(ConfigError, match=r"prices.json: price for 'gpt-4o' has unknown field 'ouptut'"):
+        load_prices(tmp_path)
 
 
 def test_pricing_json_adds_and_replaces_entries(tmp_path):

@@ -7,6 +7,7 @@ import pytest
 from corecoder import FunctionLLM, IllegalHistory, ScriptedLLM, ScriptError
 from corecoder.events import ReasoningDelta, TextDelta
 from corecoder.messages import ToolCall, assistant, tool_result, user
+from corecoder.testing import FaultyScriptedLLM
 
 
 def test_turns_replay_in_order_and_every_request_is_recorded():
@@ -80,7 +81,7 @@ def test_a_function_model_computes_each_reply_from_the_messages():
 
 def test_passing_faults_are_skipped_as_a_retrying_client_would_and_reported():
     events = []
-    llm = ScriptedLLM([{"fault": "rate_limit"}, {"fault": "drop", "text": "par"}, "whole"])
+    llm = FaultyScriptedLLM([{"fault": "rate_limit"}, {"fault": "drop", "text": "par"}, "whole"])
     assert llm.chat([user("a")], emit=events.append).text == "whole"
     assert [type(e).__name__ for e in events] == ["Retrying", "Retrying", "TextDelta"]
 
@@ -89,8 +90,13 @@ def test_lasting_faults_raise_what_the_real_client_raises():
     from corecoder import ContextTooLong, ModelError
 
     with pytest.raises(ModelError, match="API key"):
-        ScriptedLLM([{"fault": "auth"}]).chat([user("a")])
+        FaultyScriptedLLM([{"fault": "auth"}]).chat([user("a")])
     with pytest.raises(ContextTooLong):
-        ScriptedLLM([{"fault": "context_length"}]).chat([user("a")])
+        FaultyScriptedLLM([{"fault": "context_length"}]).chat([user("a")])
     with pytest.raises(ScriptError, match="unknown fault 'teapot'"):
-        ScriptedLLM([{"fault": "teapot"}])
+        FaultyScriptedLLM([{"fault": "teapot"}])
+
+
+def test_the_plain_scripted_model_refuses_a_fault_and_says_who_plays_it():
+    with pytest.raises(ScriptError, match="turn 2 is a fault: corecoder.testing.FaultyScriptedLLM plays faults"):
+        ScriptedLLM(["a", {"fault": "rate_limit"}])

@@ -12,7 +12,7 @@ import pytest
 
 from corecoder.messages import ToolCall, assistant, tool_result, user
 from corecoder.scripted import ScriptError, parse_turn
-from corecoder.serve import ScriptServer
+from corecoder.testing import ScriptServer
 
 HI = [user("hi")]
 
@@ -395,7 +395,7 @@ def test_leaving_the_block_closes_the_socket():
 def test_the_command_line_prints_the_url_and_serves_until_stopped(tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"model": "cli-model", "turns": ["hi"]}))
-    process = subprocess.Popen([sys.executable, "-m", "corecoder.serve", str(script), "--port", "0"],
+    process = subprocess.Popen([sys.executable, "-m", "corecoder.testing.serve", str(script), "--port", "0"],
                                stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[1])
     try:
         url = process.stdout.readline().strip()
@@ -410,8 +410,17 @@ def test_the_command_line_prints_the_url_and_serves_until_stopped(tmp_path):
         process.wait(timeout=5)
 
 
-def test_the_server_and_the_scripted_model_know_the_same_faults():
-    from corecoder.scripted import LASTING_FAULTS, PASSING_FAULTS
-    from corecoder.serve import FAULTS
+def test_a_scripted_model_without_http_plays_the_same_script_faults_included():
+    from corecoder import LLM
+    from corecoder.testing import FAULTS, FaultyScriptedLLM
 
-    assert set(FAULTS) == {*PASSING_FAULTS, *LASTING_FAULTS}
+    passing = [{"fault": name} for name, fault in FAULTS.items() if fault.raises is None]
+    with ScriptServer([*passing, "done"]) as server:
+        llm = LLM("scripted", base_url=server.base_url, api_key="x", sleep=lambda s: None, max_attempts=9)
+        assert llm.chat([user("a")]).text == FaultyScriptedLLM([*passing, "done"]).chat([user("a")]).text == "done"
+    for name, fault in FAULTS.items():
+        if fault.raises is not None:
+            with ScriptServer([{"fault": name}]) as server, pytest.raises(type(fault.raises())):
+                LLM("scripted", base_url=server.base_url, api_key="x").chat([user("a")])
+            with pytest.raises(type(fault.raises())):
+                FaultyScriptedLLM([{"fault": name}]).chat([user("a")])

@@ -9,8 +9,9 @@
     step_through(recording)   a widget to step through the rounds, and the same as text
     workdir(name)             a fresh scratch folder, notebooks/.work/<name>
 
-Nothing here imports IPython or ipywidgets until a cell needs them. The notebook
-tools (student edition, sync, execute) are in `python -m corecoder.course`.
+Nothing here imports IPython or ipywidgets until a cell needs them. The tools that
+write the course (student edition, sync, execute) are apart, in `corecoder.course.authoring`,
+run as `python -m corecoder.course`.
 """
 
 from .checks import check

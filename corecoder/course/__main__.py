@@ -1,66 +1,7 @@
-"""The course's maintenance commands.
+"""python -m corecoder.course: the authoring tools' command (authoring/__main__.py)."""
 
-    python -m corecoder.course student OUT_DIR     write the student edition of every chapter
-    python -m corecoder.course sync [--check]      export cells from the package, Chinese code from English
-    python -m corecoder.course execute [NB ...]    sync, run the chapters, store outputs, sync again
-"""
-
-from __future__ import annotations
-
-import argparse
 import sys
-from pathlib import Path
 
-from .notebook import NOTEBOOKS, chapters
+from .authoring.__main__ import main
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m corecoder.course", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--folder", type=Path, default=NOTEBOOKS, help="the chapters' folder (default: %(default)s)")
-    commands = parser.add_subparsers(dest="command", required=True)
-    student = commands.add_parser("student", help="write the student edition (solutions taken out) into OUT_DIR")
-    student.add_argument("out_dir", type=Path)
-    sync = commands.add_parser("sync", help="regenerate export cells and the Chinese notebooks' code cells")
-    sync.add_argument("--check", action="store_true", help="change nothing; exit 1 listing any difference")
-    execute = commands.add_parser("execute", help="run chapters and store their outputs (then sync)")
-    execute.add_argument("paths", nargs="*", type=Path, help="English notebooks (default: every chapter)")
-    args = parser.parse_args(argv)
-    if not chapters(args.folder):  # a check that found nothing to check must not pass
-        print(f"error: no chapters (NN-slug.ipynb) in {args.folder}", file=sys.stderr)
-        return 2
-
-    if args.command == "student":
-        from .student import write_student_edition
-
-        for path in write_student_edition(args.out_dir, args.folder):
-            print(path)
-        return 0
-
-    from .sync import SyncError
-    from .sync import sync as run_sync
-
-    try:
-        if args.command == "sync":
-            found = run_sync(args.folder, check=args.check)
-            for line in found:
-                print(line)
-            if args.check and found:
-                print(f"{len(found)} difference(s); run: python -m corecoder.course sync", file=sys.stderr)
-                return 1
-            return 0
-        from .execute import execute
-
-        run_sync(args.folder)  # the export cells first, so the run uses the package's code
-        for path in args.paths or chapters(args.folder):
-            print(f"running {path.name}")
-            execute(path)
-        for line in run_sync(args.folder):
-            print(line)
-        return 0
-    except SyncError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+sys.exit(main())

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from corecoder import LLM, build_agent
 from corecoder.demo import SCRIPT, TASK, copy_project
-from corecoder.serve import ScriptServer
+from corecoder.testing import ScriptServer
 
 # The rows of RESULTS.md, in order: the marker name a test carries -> (category, what was tried).
 ROWS = {

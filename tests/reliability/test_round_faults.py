@@ -26,7 +26,7 @@ import pytest
 
 from corecoder import check_history
 from corecoder.events import ReasoningDelta, Retrying
-from corecoder.serve import QUIRKS, REASONING_FIELDS
+from corecoder.testing.serve import QUIRKS, REASONING_FIELDS
 
 from .kit import DEMO, PAIRED, ROUNDS, as_dict, run_demo, without_ids
 

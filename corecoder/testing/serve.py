@@ -4,12 +4,12 @@ ScriptedLLM stands in for the client; this stands in for the provider, so the re
 `openai` client, streaming included, runs with no key and no network, and meets the
 ways real providers misbehave: rate limits, dropped streams, refused parameters, tool
 calls streamed in odd shapes. Each request consumes one turn of ScriptedLLM's script
-format; server-only keys: "fault" (FAULTS) and "retry_after", "quirk" (QUIRKS), "reasoning_field".
+format; server-only keys: "fault" (faults.py) and "retry_after", "quirk" (QUIRKS), "reasoning_field".
 
     with ScriptServer(["hello"], reject=("stream_options",)) as server:
         client = openai.OpenAI(base_url=server.base_url, api_key="x")
 
-From a shell: python -m corecoder.serve SCRIPT.json [--port N]
+From a shell: python -m corecoder.testing.serve SCRIPT.json [--port N]
 """
 
 from __future__ import annotations
@@ -22,25 +22,10 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from .messages import IllegalHistory, Reply, Usage, check_history
-from .scripted import ScriptError, parse_turn
+from ..messages import IllegalHistory, Reply, Usage, check_history
+from ..scripted import SERVER_KEYS, ScriptError, parse_turn
+from .faults import FAULTS, check_fault, error_body
 
-
-def _error(message: str, type_: str = "invalid_request_error", param: str | None = None, code: str | None = None):
-    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
-
-
-FAULTS = {  # fault -> (HTTP status, error body); "drop" has no body: the connection just dies
-    "rate_limit": (429, _error("Rate limit reached for requests.", "rate_limit_error", code="rate_limit_exceeded")),
-    "server_error": (500, _error("The server had an error while processing your request.", "server_error")),
-    "overloaded": (529, _error("Overloaded", "overloaded_error")),
-    "context_length": (400, _error("This model's maximum context length is 8192 tokens. However, your messages "
-                                   "resulted in 9000 tokens. Please reduce the length of the messages.",
-                                   param="messages", code="context_length_exceeded")),
-    "auth": (401, _error("Incorrect API key provided", code="invalid_api_key")),
-    "bad_request": (400, _error("Bad request")),
-    "drop": (None, None), "error_event": (None, None),  # these two break the stream itself
-}
 QUIRKS = ("standard", "repeat_first", "shared_index", "null_index", "stray_index", "whole", "id_every_chunk")
 REASONING_FIELDS = ("reasoning_content", "reasoning", "think_tags")
 FRAGMENT = 7  # characters of tool-call arguments per streamed chunk: small, so reassembly is exercised
@@ -102,9 +87,10 @@ class ScriptServer:
 
 def _server_keys(turn, index: int) -> dict:
     """The turn's server-only keys, checked now so that a typo fails at once, not mid-test."""
+    check_fault(turn, index)
     turn = turn if isinstance(turn, dict) else {}
-    keys = {k: turn[k] for k in ("fault", "retry_after", "quirk", "reasoning_field") if k in turn}
-    for key, allowed in (("quirk", QUIRKS), ("reasoning_field", REASONING_FIELDS)):  # faults: parse_turn
+    keys = {k: turn[k] for k in SERVER_KEYS if k in turn}
+    for key, allowed in (("quirk", QUIRKS), ("reasoning_field", REASONING_FIELDS)):
         if key in keys and keys[key] not in allowed:
             raise ScriptError(f"turn {index + 1}: {key} {keys[key]!r} is not one of {', '.join(allowed)}")
     return keys
@@ -140,7 +126,7 @@ class _Handler(BaseHTTPRequestHandler):
         n, reply, keys = script.next_turn()
         if reply is None:
             message = f"the script has {len(script.turns)} turns but request {n} was made"
-            return self._send_json(400, _error(message, code="script_exhausted"))
+            return self._send_json(400, error_body(message, code="script_exhausted"))
         self._answer(body, n, reply, keys)
 
     def _answer(self, body: dict, n: int, reply: Reply, keys: dict) -> None:
@@ -148,17 +134,18 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "drop" and not stream:
             self.close_connection = True  # no status line, nothing: the client sees the socket close
             return
-        if fault and FAULTS[fault][0]:
-            status, error = FAULTS[fault]
+        if fault and FAULTS[fault].status:
             retry = {"Retry-After": str(keys.get("retry_after", 0))} if fault == "rate_limit" else {}
-            return self._send_json(status, error, retry)
+            return self._send_json(FAULTS[fault].status, FAULTS[fault].body, retry)
         cid, model = f"chatcmpl-scripted-{n}", body.get("model") or self.server.script.model
         if not stream:
             return self._send_json(200, completion(reply, keys, model, cid, _usage(reply, body)))
         chunks = stream_chunks(reply, keys, model, cid)
-        if fault in ("drop", "error_event"):  # half the reply, then the socket closes, or an error event
-            mid_stream_error = [_error("Upstream provider error mid-stream", "server_error")] * (fault == "error_event")
-            return self._send_stream(chunks[: max(1, len(chunks) // 2)] + mid_stream_error, done=bool(mid_stream_error))
+        half = chunks[: max(1, len(chunks) // 2)]
+        if fault == "drop":  # half the reply, then the socket closes
+            return self._send_stream(half, done=False)
+        if fault == "error_event":  # half the reply, then an error inside the stream (OpenRouter does this)
+            return self._send_stream([*half, error_body("Upstream provider error mid-stream", "server_error")], done=True)
         if (body.get("stream_options") or {}).get("include_usage"):
             chunks.append({**_chunk_head(cid, model), "choices": [], "usage": _usage(reply, body)})
         self._send_stream(chunks, done=True)
@@ -186,34 +173,34 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
 
     def _not_found(self, method: str) -> None:
-        self._send_json(404, _error(f"Invalid URL ({method} {self.path})"))
+        self._send_json(404, error_body(f"Invalid URL ({method} {self.path})"))
 
 
 def _invalid(body, reject: frozenset) -> dict | None:
     """The 400 a real provider would answer before looking at the conversation, if any."""
     if not isinstance(body, dict):
-        return _error("We could not parse the JSON body of your request.")
+        return error_body("We could not parse the JSON body of your request.")
     refused = sorted(reject & set(body))
     if refused:
         return _rejection(refused[0], body[refused[0]])
     if not isinstance(body.get("messages"), list):
-        return _error("Missing required parameter: 'messages'.", param="messages")
+        return error_body("Missing required parameter: 'messages'.", param="messages")
     try:
         check_history(body["messages"])
     except IllegalHistory as e:
-        return _error(str(e), param="messages")
+        return error_body(str(e), param="messages")
     return None
 
 
 def _rejection(name: str, value) -> dict:
     """A parameter this provider refuses, worded the way the real ones word it."""
     if name == "max_tokens":
-        return _error("Unsupported parameter: 'max_tokens' is not supported with this model. "
+        return error_body("Unsupported parameter: 'max_tokens' is not supported with this model. "
                       "Use 'max_completion_tokens' instead.", param="max_tokens", code="unsupported_parameter")
     if name == "temperature":
-        return _error(f"Unsupported value: 'temperature' does not support {value} with this model. "
+        return error_body(f"Unsupported value: 'temperature' does not support {value} with this model. "
                       "Only the default (1) value is supported.", param="temperature", code="unsupported_value")
-    return _error(f"Unrecognized request argument supplied: {name}")
+    return error_body(f"Unrecognized request argument supplied: {name}")
 
 
 def _usage(reply: Reply, body: dict) -> dict:
@@ -287,7 +274,7 @@ def tool_call_deltas(reply: Reply, quirk: str = "standard") -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m corecoder.serve", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m corecoder.testing.serve", description=__doc__.splitlines()[0])
     parser.add_argument("script", help="a JSON script: a list of turns, or {\"model\": ..., \"turns\": [...]}")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
     args = parser.parse_args(argv)

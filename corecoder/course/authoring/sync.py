@@ -26,8 +26,8 @@ import re
 import textwrap
 from pathlib import Path
 
+from ..source import PACKAGE_ROOT
 from .notebook import NOTEBOOKS, chapters, read, render, tags, twin
-from .source import PACKAGE_ROOT
 
 HEADER = re.compile(r"^#\s*(corecoder/[\w/]+\.py)(?::\s*class\s+(\w+))?\s*$")
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -18,7 +18,7 @@ import ast
 import re
 from pathlib import Path
 
-from .source import PACKAGE_ROOT
+from ..source import PACKAGE_ROOT
 
 NOTEBOOKS = PACKAGE_ROOT / "notebooks"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
