@@ -301,14 +301,15 @@ def test_grep_cuts_long_lines(tmp_path):
     [line] = grep(tmp_path, "hit")
     assert line.startswith("min.js:1: hita")
     assert len(line) < MAX_GREP_LINE_CHARS + 100
-    assert "10,003 chars" in line
+    assert re.search(r"a\[\.\.\. 9,\d\d\d characters cut \.\.\.\]$", line)
 
 
 def test_a_match_deep_inside_a_long_line_is_still_shown(tmp_path):
     make(tmp_path, {"min.js": "a" * 50_000 + "NEEDLE" + "b" * 50_000 + "\n"})
     [line] = grep(tmp_path, "NEEDLE")
     assert "NEEDLE" in line and len(line) < MAX_GREP_LINE_CHARS + 100
-    assert re.match(r"min\.js:1: \[\.\.\.\] a+NEEDLEb+\.\.\. \[line cut: 100,006 chars", line)
+    assert re.fullmatch(r"min\.js:1: \[\.\.\. 49,900 characters cut \.\.\.\]a+NEEDLEb+"
+                        r"\[\.\.\. 49,706 characters cut \.\.\.\]", line)
 
 
 def test_grep_reads_symlinked_files_and_does_not_loop_on_symlinked_directories(tmp_path):

@@ -35,16 +35,165 @@ import threading
 import time
 from pathlib import Path
 
+from ..text import marker
 from ..workspace import Workspace
 from .base import Tool, ToolError
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
-KEEP_HEAD_BYTES = 1 << 20  # per stream; the agent clips what it shows, this bounds what we hold
-KEEP_TAIL_BYTES = 1 << 20
+KEEP_BYTES = 1 << 20  # of each stream's head and of its tail; the agent bounds what it shows, this what we hold
 # After the shell exits, a background job (`server &`) may hold the pipes open forever:
 # read on this long for output already on its way, then stop.
 AFTER_EXIT_SECONDS = 0.2
+
+
+class Bash(Tool):
+    name = "bash"
+    description = (
+        "Run a bash command in the working directory; get stdout, stderr and the exit code. No "
+        f"stdin; `cd` carries over to later calls. Killed with all it started after `timeout` s "
+        f"(default {DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}), keeping the output so far. Background "
+        "jobs outlive the call: send their output to a file. Refuses commands that wipe the system "
+        "(rm -rf /, mkfs...)."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The bash command line (may span lines)."},
+            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT},
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+    mutating = True
+
+    def run(self, ws: Workspace, command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
+        if not command.strip():
+            raise ToolError("command is empty")
+        reason = blocked_reason(command)
+        if reason:
+            raise ToolError(f"refused: {reason}. If it is really meant, ask the user to run it themselves.")
+        note = ""
+        if not ws.cwd.is_dir():  # the cwd was deleted: stand in its nearest surviving parent, and say so
+            gone = ws.cwd
+            while not ws.cwd.is_dir():
+                ws.cwd = ws.cwd.parent
+            note = f"[note: {gone} no longer exists; running in {ws.cwd}]\n"
+        with tempfile.TemporaryDirectory(prefix="corecoder-bash-") as scratch:
+            where = Path(scratch) / "cwd"  # the EXIT trap writes the shell's last cwd here
+            startup = Path(scratch) / "startup.sh"
+            startup.write_text(startup_script(where, os.environ.get("BASH_ENV")))
+            # A pager waiting for a keypress would hang the call until its timeout.
+            env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "BASH_ENV": str(startup)}
+            out, err, code, ending = execute(command, ws, env, timeout)
+            if where.exists():  # not after a timeout, nor when the command replaced our trap
+                moved = Path(os.fsdecode(where.read_bytes().removesuffix(b"\n")))
+                if moved.is_absolute() and moved.is_dir():
+                    ws.cwd = moved.resolve()
+        out, err = out.rstrip("\n"), err.rstrip("\n")
+        parts = ([out] if out else []) + ([f"[stderr]\n{err}"] if err else [])
+        if ending in ("cancelled", "timeout"):
+            why = "interrupted by the user" if ending == "cancelled" else f"timed out after {timeout} s"
+            parts.append(f"[{why}: the command and everything it started were killed]")
+        elif code < 0:
+            parts.append(f"[killed by signal {signal.Signals(-code).name}]")
+        elif code:
+            parts.append(f"[exit code {code}]")
+        if ending == "lingering":
+            parts.append("[a background job still holds the output open; what it prints later is not shown]")
+        return note + ("\n".join(parts) or "(no output)")
+
+
+def startup_script(cwd_file: Path, user_bash_env: str | None) -> str:
+    """What bash sources before the command: record the final cwd on exit, then step aside."""
+    record_cwd = f"builtin pwd > {shlex.quote(str(cwd_file))}"
+    lines = [f"trap {shlex.quote(record_cwd)} EXIT"]
+    if user_bash_env:  # e.g. Lmod sets one: keep honouring it, here and in nested shells
+        quoted = shlex.quote(user_bash_env)
+        lines += [f"export BASH_ENV={quoted}", f"[ -r {quoted} ] && . {quoted}"]
+    else:
+        lines.append("unset BASH_ENV")  # nested shells must not run our trap
+    return "\n".join(lines) + "\n"
+
+
+def execute(command: str, ws: Workspace, env: dict[str, str], timeout: int) -> tuple[str, str, int, str]:
+    """Run it; return stdout, stderr, exit code and how it ended: "exited", "timeout", "cancelled" or
+    "lingering". `ws.cancelled` is set when the user interrupts calls running in other threads."""
+    try:
+        # A new session also has no controlling terminal, so git & co cannot prompt on /dev/tty.
+        proc = subprocess.Popen(["bash", "-c", command], cwd=ws.cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except FileNotFoundError as e:
+        raise ToolError("bash is not installed on this machine") from e
+    out, err = HeadAndTail(), HeadAndTail()
+    with proc, selectors.DefaultSelector() as pipes:
+        pipes.register(proc.stdout, selectors.EVENT_READ, out)
+        pipes.register(proc.stderr, selectors.EVENT_READ, err)
+        try:
+            ending = pump(pipes, proc, deadline=time.monotonic() + timeout, cancelled=ws.cancelled)
+            if ending in ("timeout", "cancelled"):
+                kill_group(proc)
+                pump(pipes, proc, deadline=time.monotonic() + AFTER_EXIT_SECONDS)  # what was in flight
+        finally:
+            if proc.poll() is None:  # Ctrl+C or a crash while reading: don't leave the command running
+                kill_group(proc)
+        code = proc.wait()
+    return out.text(), err.text(), code, ending
+
+
+# --- defences: a command that never ends, prints without end, or wipes the machine ------------
+
+
+def pump(pipes: selectors.BaseSelector, proc: subprocess.Popen, deadline: float,
+         cancelled: threading.Event | None = None) -> str:
+    """Read whatever arrives until both pipes close, the deadline passes, or the shell has
+    exited but a background job it left holds the pipes open."""
+    exited_at = None
+    while pipes.get_map():
+        now = time.monotonic()
+        if now >= deadline:
+            return "timeout"
+        if cancelled is not None and cancelled.is_set():
+            return "cancelled"
+        if exited_at is None and proc.poll() is not None:
+            exited_at = now
+        if exited_at is not None and now - exited_at > AFTER_EXIT_SECONDS:
+            return "lingering"
+        for key, _ in pipes.select(timeout=min(deadline - now, 0.1)):
+            chunk = os.read(key.fd, 65536)
+            if chunk:
+                key.data.add(chunk)
+            else:
+                pipes.unregister(key.fileobj)
+    return "exited"
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group id is the shell's pid (start_new_session)
+    except ProcessLookupError:
+        pass  # everyone in it has already gone
+
+
+class HeadAndTail:
+    """One stream's bytes: the first and the last KEEP_BYTES, and a count of the rest."""
+
+    def __init__(self) -> None:
+        self.head, self.tail, self.dropped = bytearray(), bytearray(), 0
+
+    def add(self, chunk: bytes) -> None:
+        room = KEEP_BYTES - len(self.head)
+        self.head += chunk[:room]
+        self.tail += chunk[room:]
+        excess = len(self.tail) - KEEP_BYTES
+        if excess > 0:
+            del self.tail[:excess]  # cheap: CPython's bytearray drops a prefix without copying the rest
+            self.dropped += excess
+
+    def text(self) -> str:
+        cut = f"\n{marker(self.dropped, 'bytes')}\n" if self.dropped else ""
+        return self.head.decode("utf-8", "replace") + cut + self.tail.decode("utf-8", "replace")
+
 
 _COMMAND_START = r"(?:^|[;&|(`{])\s*(?:sudo\s+)?"  # where a new command begins
 _ROOT_OR_HOME = r"""["']?(?:/|~|\$HOME|\$\{HOME\})/?\*?["']?(?=$|[\s;&|)])"""  # /, /*, ~, ~/, $HOME/*
@@ -82,173 +231,3 @@ def blocked_reason(command: str) -> str | None:
         if pattern.search(command):
             return reason
     return None
-
-
-class Bash(Tool):
-    name = "bash"
-    description = (
-        "Run a bash command in the working directory; get stdout, stderr and the exit code. No stdin; "
-        f"`cd` carries over to later calls. Killed with all it started after `timeout` s (default "
-        f"{DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}), keeping the output so far. Background jobs outlive the "
-        "call: send their output to a file. Refuses commands that wipe the system (rm -rf /, mkfs...)."
-    )
-    parameters = {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "description": "The bash command line (may span lines)."},
-            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT},
-        },
-        "required": ["command"],
-        "additionalProperties": False,
-    }
-    mutating = True
-
-    def run(self, ws: Workspace, command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
-        if not command.strip():
-            raise ToolError("command is empty")
-        reason = blocked_reason(command)
-        if reason:
-            raise ToolError(f"refused: {reason}. If it is really meant, ask the user to run it themselves.")
-        moved = _step_out_of_deleted_cwd(ws)
-        with tempfile.TemporaryDirectory(prefix="corecoder-bash-") as scratch:
-            cwd_file = Path(scratch) / "cwd"
-            startup = Path(scratch) / "startup.sh"
-            startup.write_text(_startup_script(cwd_file, os.environ.get("BASH_ENV")))
-            out, err, code, ending = _execute(command, ws, _environment(startup), timeout)
-            _follow_cd(ws, cwd_file)
-        return moved + _report(out, err, code, ending, timeout)
-
-
-def _step_out_of_deleted_cwd(ws: Workspace) -> str:
-    """If the cwd was deleted, stand in its nearest surviving parent and say so."""
-    if ws.cwd.is_dir():
-        return ""
-    gone = ws.cwd
-    while not ws.cwd.is_dir():
-        ws.cwd = ws.cwd.parent
-    return f"[note: {gone} no longer exists; running in {ws.cwd}]\n"
-
-
-def _startup_script(cwd_file: Path, user_bash_env: str | None) -> str:
-    """What bash sources before the command: record the final cwd on exit, then step aside."""
-    record_cwd = f"builtin pwd > {shlex.quote(str(cwd_file))}"
-    lines = [f"trap {shlex.quote(record_cwd)} EXIT"]
-    if user_bash_env:  # e.g. Lmod sets one: keep honouring it, here and in nested shells
-        quoted = shlex.quote(user_bash_env)
-        lines += [f"export BASH_ENV={quoted}", f"[ -r {quoted} ] && . {quoted}"]
-    else:
-        lines.append("unset BASH_ENV")  # nested shells must not run our trap
-    return "\n".join(lines) + "\n"
-
-
-def _environment(startup: Path) -> dict[str, str]:
-    # A pager waiting for a keypress would hang the call until its timeout.
-    return {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "BASH_ENV": str(startup)}
-
-
-def _execute(command: str, ws: Workspace, env: dict[str, str], timeout: int) -> tuple[str, str, int, str]:
-    """Run it; return stdout, stderr, exit code and how it ended: "exited", "timeout", "cancelled" or
-    "lingering". `ws.cancelled` is set when the user interrupts calls running in other threads."""
-    try:
-        # A new session also has no controlling terminal, so git & co cannot prompt on /dev/tty.
-        proc = subprocess.Popen(["bash", "-c", command], cwd=ws.cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    except FileNotFoundError as e:
-        raise ToolError("bash is not installed on this machine") from e
-    out, err = _HeadAndTail(), _HeadAndTail()
-    with proc, selectors.DefaultSelector() as pipes:
-        pipes.register(proc.stdout, selectors.EVENT_READ, out)
-        pipes.register(proc.stderr, selectors.EVENT_READ, err)
-        try:
-            ending = _pump(pipes, proc, deadline=time.monotonic() + timeout, cancelled=ws.cancelled)
-            if ending in ("timeout", "cancelled"):
-                _kill_group(proc)
-                _pump(pipes, proc, deadline=time.monotonic() + AFTER_EXIT_SECONDS)  # what was in flight
-        finally:
-            if proc.poll() is None:  # Ctrl+C or a crash while reading: don't leave the command running
-                _kill_group(proc)
-        code = proc.wait()
-    return out.text(), err.text(), code, ending
-
-
-def _pump(pipes: selectors.BaseSelector, proc: subprocess.Popen, deadline: float,
-          cancelled: threading.Event | None = None) -> str:
-    """Read whatever arrives until both pipes close, the deadline passes, or the shell has
-    exited but a background job it left holds the pipes open."""
-    exited_at = None
-    while pipes.get_map():
-        now = time.monotonic()
-        if now >= deadline:
-            return "timeout"
-        if cancelled is not None and cancelled.is_set():
-            return "cancelled"
-        if exited_at is None and proc.poll() is not None:
-            exited_at = now
-        if exited_at is not None and now - exited_at > AFTER_EXIT_SECONDS:
-            return "lingering"
-        for key, _ in pipes.select(timeout=min(deadline - now, 0.1)):
-            chunk = os.read(key.fd, 65536)
-            if chunk:
-                key.data.add(chunk)
-            else:
-                pipes.unregister(key.fileobj)
-    return "exited"
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the group id is the shell's pid (start_new_session)
-    except ProcessLookupError:
-        pass  # everyone in it has already gone
-
-
-class _HeadAndTail:
-    """One stream's bytes: the first KEEP_HEAD_BYTES, the last KEEP_TAIL_BYTES, and a count of the rest."""
-
-    def __init__(self) -> None:
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped = 0
-
-    def add(self, chunk: bytes) -> None:
-        room = KEEP_HEAD_BYTES - len(self.head)
-        self.head += chunk[:room]
-        self.tail += chunk[room:]
-        excess = len(self.tail) - KEEP_TAIL_BYTES
-        if excess > 0:
-            del self.tail[:excess]  # cheap: CPython's bytearray drops a prefix without copying the rest
-            self.dropped += excess
-
-    def text(self) -> str:
-        head, tail = self.head.decode("utf-8", "replace"), self.tail.decode("utf-8", "replace")
-        if not self.dropped:
-            return head + tail
-        return f"{head}\n[... {self.dropped:,} bytes omitted ...]\n{tail}"
-
-
-def _follow_cd(ws: Workspace, cwd_file: Path) -> None:
-    """Move the workspace to where the shell ended, if the EXIT trap told us and it still exists."""
-    try:
-        raw = cwd_file.read_bytes()
-    except FileNotFoundError:
-        return  # killed by the timeout, or the command replaced our trap
-    where = Path(os.fsdecode(raw.removesuffix(b"\n")))
-    if where.is_absolute() and where.is_dir():
-        ws.cwd = where.resolve()
-
-
-def _report(out: str, err: str, code: int, ending: str, timeout: int) -> str:
-    parts = [out.rstrip("\n")] if out.rstrip("\n") else []
-    if err.rstrip("\n"):
-        parts.append("[stderr]\n" + err.rstrip("\n"))
-    if ending == "cancelled":
-        parts.append("[interrupted by the user: the command and everything it started were killed]")
-    elif ending == "timeout":
-        parts.append(f"[timed out after {timeout} s: the command and everything it started were killed]")
-    elif code < 0:
-        parts.append(f"[killed by signal {signal.Signals(-code).name}]")
-    elif code:
-        parts.append(f"[exit code {code}]")
-    if ending == "lingering":
-        parts.append("[a background job still holds the output open; what it prints later is not shown]")
-    return "\n".join(parts) or "(no output)"

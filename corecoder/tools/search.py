@@ -16,9 +16,10 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..files import looks_binary
+from ..text import marker, shorten
 from ..workspace import Workspace
 from .base import Tool, ToolError
-from .read import cut_long_line, split_lines
+from .read import split_lines
 
 SKIP_DIRS = frozenset({
     ".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache",
@@ -28,9 +29,6 @@ MAX_GLOB_RESULTS = 200
 MAX_GREP_FILES = 5000
 MAX_GREP_MATCHES = 200
 MAX_GREP_SECONDS = 30
-# A repeated group whose body repeats too, like (a+)+ or (\w*)*: the classic catastrophic-backtracking
-# shape. Python's re has no timeout, so such a pattern is refused before it can hang the agent.
-NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)(?:[+*]|\{\d*,\d*\})")
 MAX_GREP_LINE_CHARS = 400
 
 
@@ -40,15 +38,6 @@ def walk_files(root: Path):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         for name in sorted(files):
             yield Path(folder, name)
-
-
-def expand_braces(pattern: str) -> list[str]:
-    """`*.{py,js}` -> [`*.py`, `*.js`]; several groups multiply out."""
-    group = re.search(r"\{([^{}]*,[^{}]*)\}", pattern)
-    if not group:
-        return [pattern]
-    head, tail = pattern[: group.start()], pattern[group.end():]
-    return [full for alt in group.group(1).split(",") for full in expand_braces(head + alt + tail)]
 
 
 def path_matches(parts: list[str], pattern_parts: list[str]) -> bool:
@@ -65,19 +54,21 @@ def path_matches(parts: list[str], pattern_parts: list[str]) -> bool:
     return bool(parts) and fnmatchcase(parts[0], first) and path_matches(parts[1:], rest)
 
 
-def _search_root(ws: Workspace, path: str | None) -> Path:
-    root = ws.resolve(path or ".")
-    if not root.exists():
-        raise ToolError(f"no such file or directory: {ws.show(root)}")
-    return root
+def expand_braces(pattern: str) -> list[str]:
+    """`*.{py,js}` -> [`*.py`, `*.js`]; several groups multiply out."""
+    group = re.search(r"\{([^{}]*,[^{}]*)\}", pattern)
+    if not group:
+        return [pattern]
+    head, tail = pattern[: group.start()], pattern[group.end():]
+    return [full for alt in group.group(1).split(",") for full in expand_braces(head + alt + tail)]
 
 
 class Glob(Tool):
     name = "glob"
     description = (
-        "Find files by name: `*.py` (this folder), `**/*.py` (any depth), `src/**/test_*.{py,js}`. Newest "
-        f"first, at most {MAX_GLOB_RESULTS}. Skips .git, node_modules, virtualenvs and build folders unless "
-        "named in `path` or the pattern."
+        "Find files by name: `*.py` (this folder), `**/*.py` (any depth), `src/**/test_*.{py,js}`. "
+        f"Newest first, at most {MAX_GLOB_RESULTS}. Skips .git, node_modules, virtualenvs and build "
+        "folders unless named in `path` or the pattern."
     )
     parameters = {
         "type": "object",
@@ -91,53 +82,28 @@ class Glob(Tool):
     mutating = False
 
     def run(self, ws: Workspace, pattern: str, path: str | None = None) -> str:
-        base = _search_root(ws, path)
+        base = search_root(ws, path)
         if not base.is_dir():
             raise ToolError(f"{ws.show(base)} is a file; glob searches a directory (read_file reads a file)")
         if not pattern.strip():
             raise ToolError("pattern is empty; try '**/*' for every file")
-        found = sorted(_glob(base, pattern), key=lambda f: (-_mtime(f), str(f)))
+        found = set()
+        for each in expand_braces(pattern):
+            # Walk from the pattern's literal start (src/app in src/app/**/*.py): faster, and it
+            # lets node_modules/x/*.js look inside a directory the walk would otherwise skip.
+            parts = [p for p in each.split("/") if p not in ("", ".")]
+            literal = next((i for i, p in enumerate(parts[:-1]) if any(c in p for c in "*?[")), len(parts) - 1)
+            root = Path("/" if each.startswith("/") else base, *parts[:literal])
+            if parts and root.is_dir():
+                found |= {f for f in walk_files(root)
+                          if path_matches(list(f.relative_to(root).parts), parts[literal:]) and f.is_file()}
+        found = sorted(found, key=lambda f: (-modified(f), str(f)))
         if not found:
             return f"no files match {pattern!r} in {ws.show(base)}"
         lines = [ws.show(f) for f in found[:MAX_GLOB_RESULTS]]
         if len(found) > MAX_GLOB_RESULTS:
             lines.append(f"({len(found) - MAX_GLOB_RESULTS} more not shown; narrow the pattern or the path)")
         return "\n".join(lines)
-
-
-def _glob(base: Path, pattern: str) -> set[Path]:
-    found = set()
-    for each in expand_braces(pattern):
-        root, rest = _literal_prefix(base, each)
-        if not rest or not root.is_dir():
-            continue  # the pattern names no file to look for, or a directory that isn't there
-        for file in walk_files(root):
-            if path_matches(list(file.relative_to(root).parts), rest) and file.is_file():
-                found.add(file)
-    return found
-
-
-def _literal_prefix(base: Path, pattern: str) -> tuple[Path, list[str]]:
-    """Split `src/app/**/*.py` into the directory to walk (base/src/app) and what to match there.
-
-    Walking from the literal part is faster, and it lets `node_modules/x/*.js` look
-    inside a directory the walk would otherwise skip.
-    """
-    parts = [p for p in pattern.split("/") if p not in ("", ".")]
-    literal = 0
-    while literal < len(parts) - 1 and not any(c in parts[literal] for c in "*?["):
-        literal += 1
-    prefix = "/".join(parts[:literal])
-    if pattern.startswith("/"):
-        prefix = "/" + prefix
-    return base / prefix, parts[literal:]
-
-
-def _mtime(file: Path) -> float:
-    try:
-        return file.stat().st_mtime
-    except OSError:  # vanished between the walk and now
-        return 0.0
 
 
 class Grep(Tool):
@@ -161,75 +127,88 @@ class Grep(Tool):
     mutating = False
 
     def run(self, ws: Workspace, pattern: str, path: str | None = None, include: str | None = None) -> str:
-        if not pattern:
-            raise ToolError("pattern is empty")
-        if NESTED_QUANTIFIER.search(pattern):
-            raise ToolError(f"{pattern!r} repeats a group that itself repeats, like (a+)+: such patterns can take "
-                            "exponential time on some lines. Write it without the nested repetition.")
-        try:
-            regex = re.compile(pattern)
-        except re.error as e:
-            raise ToolError(f"invalid regular expression {pattern!r}: {e}") from e
-        root = _search_root(ws, path)
-        if root.is_file():
-            files = [root]  # named outright: searched whatever its name, include or not
-        else:
-            files = _included(walk_files(root), root, include)
-        return _grep(ws, regex, files, ws.show(root))
-
-
-def _included(files, root: Path, include: str | None):
-    if not include:
-        yield from files
-        return
-    patterns = expand_braces(include)
-    for file in files:
-        rel = file.relative_to(root)
-        # A bare pattern matches the name; one with a / (a common slip: `**/*.py`) the path.
-        if any(path_matches(list(rel.parts), p.split("/")) if "/" in p else fnmatchcase(file.name, p)
-               for p in patterns):
-            yield file
-
-
-def _grep(ws: Workspace, regex: re.Pattern, files, shown_root: str) -> str:
-    matches: list[str] = []
-    scanned = binary = 0
-    stopped = ""
-    deadline = time.monotonic() + MAX_GREP_SECONDS
-    for file in files:
-        if scanned == MAX_GREP_FILES:
-            stopped = f"stopped after {MAX_GREP_FILES} files; narrow the path or include to search the rest"
-            break
-        if time.monotonic() > deadline:
-            stopped = f"stopped after {MAX_GREP_SECONDS} s ({scanned} files); narrow the path or include"
-            break
-        scanned += 1
-        try:
-            data = file.read_bytes()
-        except OSError:  # unreadable, or a broken link: nothing to search
-            continue
-        if looks_binary(data):
-            binary += 1
-            continue
-        for number, line in enumerate(split_lines(data.decode("utf-8-sig", errors="replace")), 1):
-            found = regex.search(line)
-            if not found:
+        regex = compile_pattern(pattern)
+        root = search_root(ws, path)
+        files = [root] if root.is_file() else walk_files(root)  # a file named outright: searched, include or not
+        matches: list[str] = []
+        scanned = binary = 0
+        stopped = ""
+        deadline = time.monotonic() + MAX_GREP_SECONDS
+        for file in files:
+            if root.is_dir() and not included(file.relative_to(root), include):
                 continue
-            if len(matches) == MAX_GREP_MATCHES:  # a match past the cap: only now do we know more exist
-                stopped = f"stopped at {MAX_GREP_MATCHES} matches; narrow the pattern, path or include"
+            if scanned == MAX_GREP_FILES:
+                stopped = f"stopped after {MAX_GREP_FILES} files; narrow the path or include to search the rest"
                 break
-            matches.append(f"{ws.show(file)}:{number}: {_around(line, found)}")
-        if stopped:
-            break
-    if not matches:
-        skipped = f", binary files skipped: {binary}" if binary else ""
-        matches = [f"no matches for {regex.pattern!r} in {shown_root} (files searched: {scanned}{skipped})"]
-    return "\n".join(matches + ([f"({stopped})"] if stopped else []))
+            if time.monotonic() > deadline:
+                stopped = f"stopped after {MAX_GREP_SECONDS} s ({scanned} files); narrow the path or include"
+                break
+            scanned += 1
+            try:
+                data = file.read_bytes()
+            except OSError:  # unreadable, or a broken link: nothing to search
+                continue
+            if looks_binary(data):
+                binary += 1
+                continue
+            for number, line in enumerate(split_lines(data.decode("utf-8-sig", errors="replace")), 1):
+                if found := regex.search(line):
+                    if len(matches) == MAX_GREP_MATCHES:  # a match past the cap: only now do we know
+                        stopped = f"stopped at {MAX_GREP_MATCHES} matches; narrow the pattern, path or include"
+                        break
+                    matches.append(f"{ws.show(file)}:{number}: {around(line, found)}")
+            if stopped:
+                break
+        if not matches:
+            skipped = f", binary files skipped: {binary}" if binary else ""
+            matches = [f"no matches for {pattern!r} in {ws.show(root)} (files searched: {scanned}{skipped})"]
+        return "\n".join(matches + ([f"({stopped})"] if stopped else []))
 
 
-def _around(line: str, found: re.Match) -> str:
+def included(relative: Path, include: str | None) -> bool:
+    """Does a file pass grep's `include`? A bare pattern matches the name; one with a / (a common
+    slip: `**/*.py`) the path."""
+    return not include or any(path_matches(list(relative.parts), p.split("/")) if "/" in p
+                              else fnmatchcase(relative.name, p) for p in expand_braces(include))
+
+
+def around(line: str, found: re.Match) -> str:
     """A long line cut to a window that still shows the match (think minified JS)."""
     if len(line) <= MAX_GREP_LINE_CHARS or found.end() <= MAX_GREP_LINE_CHARS:
-        return cut_long_line(line, MAX_GREP_LINE_CHARS)
+        return shorten(line, MAX_GREP_LINE_CHARS, tail=0)
     start = max(0, found.start() - MAX_GREP_LINE_CHARS // 4)
-    return f"[...] {line[start:start + MAX_GREP_LINE_CHARS]}... [line cut: {len(line):,} chars in all]"
+    end = start + MAX_GREP_LINE_CHARS
+    return f"{marker(start)}{line[start:end]}{marker(len(line) - end) if end < len(line) else ''}"
+
+
+# --- defences: what makes a search useless or endless ------------------------------------------
+
+# A repeated group whose body repeats too, like (a+)+ or (\w*)*: the classic catastrophic-backtracking
+# shape. Python's re has no timeout, so such a pattern is refused before it can hang the agent.
+NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)(?:[+*]|\{\d*,\d*\})")
+
+
+def compile_pattern(pattern: str) -> re.Pattern:
+    if not pattern:
+        raise ToolError("pattern is empty")
+    if NESTED_QUANTIFIER.search(pattern):
+        raise ToolError(f"{pattern!r} repeats a group that itself repeats, like (a+)+: such patterns "
+                        "can take exponential time on some lines. Write it without the nested repetition.")
+    try:
+        return re.compile(pattern)
+    except re.error as e:
+        raise ToolError(f"invalid regular expression {pattern!r}: {e}") from e
+
+
+def search_root(ws: Workspace, path: str | None) -> Path:
+    root = ws.resolve(path or ".")
+    if not root.exists():
+        raise ToolError(f"no such file or directory: {ws.show(root)}")
+    return root
+
+
+def modified(file: Path) -> float:
+    try:
+        return file.stat().st_mtime
+    except OSError:  # vanished between the walk and now
+        return 0.0

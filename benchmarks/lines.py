@@ -1,0 +1,152 @@
+"""Net lines of the engine, per module and per chapter: the ruler the budgets are held to.
+
+    python -m benchmarks.lines            the table for the working tree
+    python -m benchmarks.lines --at REV   the same for a commit (its corecoder/, as git has it)
+
+A line counts if it carries a token other than a comment, a newline or indentation;
+lines of module, class and function docstrings do not count. Explanation is free: a
+budget measured this way never rewards deleting a comment or a docstring to make room.
+
+Each module belongs to a layer: a chapter of the engine (1 to 8, the chapter that
+builds it: ARCHITECTURE.md's map), or a part that is not the engine (the CLI and what
+only it reads, the shipped test infrastructure, the course, the demo). In the heavy
+modules the idea comes first and its defences follow a marked line (DEFENCES); the
+lines after that mark count as the hardening layer, apart from the chapter's idea.
+tests/test_budgets.py holds each chapter, the hardening layer and the totals to a budget,
+and tests/test_layers.py holds the imports to this map (dependencies point down).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import io
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import tokenize
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFENCES = re.compile(r"^# --- defences\b")  # the marked line: what follows defends the idea above it
+
+# Every module of corecoder/, relative to it, and its layer.
+LAYERS = {
+    "__init__.py": 1, "messages.py": 1, "events.py": 1, "agent.py": 1,
+    "calls.py": 2, "workspace.py": 2, "files.py": 2, "text.py": 2, "tools/__init__.py": 2, "tools/base.py": 2,
+    "tools/read.py": 2, "tools/write.py": 2, "tools/edit.py": 2, "tools/search.py": 2, "tools/bash.py": 2,
+    "scripted.py": 3, "llm.py": 3, "stream.py": 3,
+    "context.py": 4, "tokens.py": 4,
+    "executor.py": 5,
+    "subagents.py": 6, "tools/todo.py": 6,
+    "hooks.py": 7, "gates.py": 7, "mcp/__init__.py": 7, "mcp/client.py": 7, "mcp/config.py": 7,
+    "mcp/hub.py": 7, "mcp/tools.py": 7,
+    "permissions.py": 8, "session.py": 8, "checkpoints.py": 8, "instructions.py": 8, "assemble.py": 8,
+    # Not the engine: the command and what only it uses (settings, prices, its views) ...
+    "cli.py": "cli", "__main__.py": "cli", "app.py": "cli", "repl.py": "cli", "render.py": "cli",
+    "config.py": "cli", "pricing.py": "cli", "trace.py": "cli",
+}
+FOLDERS = {"testing/": "testing", "course/": "course", "demo/": "demo"}  # ... and what ships beside it
+# Modules of the old shape (measured with --at 8553b6a for the before/after table), by their old role.
+BEFORE = {"prompt.py": 2, "tools/agent.py": 6, "tools/todo.py": 2, "scripted.py": 1, "serve.py": "cli"}
+ENGINE = range(1, 9)
+SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+        tokenize.ENCODING, tokenize.ENDMARKER}
+
+
+def layer(module: str, old: bool = False) -> int | str:
+    """The layer of a module (its path relative to corecoder/)."""
+    if old and module in BEFORE:
+        return BEFORE[module]
+    for folder, name in FOLDERS.items():
+        if module.startswith(folder):
+            return name
+    if module not in LAYERS:
+        raise KeyError(f"corecoder/{module} is in no layer: add it to benchmarks/lines.py LAYERS")
+    return LAYERS[module]
+
+
+def docstring_lines(tree: ast.AST) -> set[int]:
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                lines.update(range(first.lineno, first.end_lineno + 1))
+    return lines
+
+
+def net_lines(source: str) -> set[int]:
+    """The numbers of the lines that count."""
+    code = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in SKIP:
+            code.update(range(token.start[0], token.end[0] + 1))
+    return code - docstring_lines(ast.parse(source))
+
+
+def measure_module(source: str) -> dict:
+    """Net lines of the idea and of the defences after the marked line, and lines over 100 columns."""
+    lines = source.splitlines()
+    mark = next((i + 1 for i, line in enumerate(lines) if DEFENCES.match(line)), len(lines) + 1)
+    net = net_lines(source)
+    return {"idea": sum(n < mark for n in net), "defences": sum(n > mark for n in net),
+            "physical": len(lines), "over_100": sum(len(line) > 100 for line in lines)}
+
+
+def measure(package: Path, old: bool = False) -> dict[str, dict]:
+    """Every module of `package` (a corecoder/ folder), with its layer."""
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        module = path.relative_to(package).as_posix()
+        if "__pycache__" not in module and not module.startswith("demo/project/"):
+            found[module] = {"layer": layer(module, old), **measure_module(path.read_text(encoding="utf-8"))}
+    return found
+
+
+def totals(modules: dict[str, dict]) -> dict[str, int]:
+    """Net lines per chapter (its ideas), the hardening layer, and the sums the budgets name."""
+    out: dict[str, int] = {}
+    for m in modules.values():
+        key = f"chapter {m['layer']}" if m["layer"] in ENGINE else m["layer"]
+        out[key] = out.get(key, 0) + m["idea"] + (0 if m["layer"] in ENGINE else m["defences"])
+        if m["layer"] in ENGINE:
+            out["hardening"] = out.get("hardening", 0) + m["defences"]
+            if m["layer"] <= 6:
+                out["hardening of chapters 1-6"] = out.get("hardening of chapters 1-6", 0) + m["defences"]
+    chapters = [out.get(f"chapter {n}", 0) for n in ENGINE]
+    out["chapters 1-6"] = sum(chapters[:6]) + out.get("hardening of chapters 1-6", 0)
+    out["engine"] = sum(chapters) + out.get("hardening", 0)
+    return out
+
+
+def at_revision(rev: str) -> dict[str, dict]:
+    """The modules of corecoder/ as commit `rev` has them, measured with the old shape's layers."""
+    archive = subprocess.run(["git", "archive", rev, "corecoder"], cwd=ROOT, capture_output=True, check=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(tmp, filter="data")
+        return measure(Path(tmp, "corecoder"), old=True)
+
+
+def table(modules: dict[str, dict]) -> str:
+    rows = ["| module | layer | net | of it, defences | physical | over 100 columns |", "|---|---|---:|---:|---:|---:|"]
+    rows += [f"| {name} | {m['layer']} | {m['idea'] + m['defences']} | {m['defences'] or ''} | {m['physical']} | "
+             f"{m['over_100'] or ''} |" for name, m in modules.items()]
+    rows += ["", "| layer | net lines |", "|---|---:|"]
+    rows += [f"| {key} | {value:,} |" for key, value in totals(modules).items()]
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.lines", description=__doc__.splitlines()[0])
+    parser.add_argument("--at", metavar="REV", help="measure corecoder/ as this commit has it")
+    args = parser.parse_args(argv)
+    print(table(at_revision(args.at) if args.at else measure(ROOT / "corecoder")))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
