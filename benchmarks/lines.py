@@ -30,7 +30,7 @@ import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFENCES = re.compile(r"^# --- defences\b")  # the marked line: what follows defends the idea above it
+DEFENCES = re.compile(r"^\s*# --- defences\b")  # the marked line: what follows defends the idea above it
 
 # Every module of corecoder/, relative to it, and its layer.
 LAYERS = {

@@ -3,6 +3,8 @@
 `from corecoder import Agent` works as usual, but each name is imported on first use
 (PEP 562's module `__getattr__`), so `corecoder --version` loads almost nothing and
 nothing here ever pulls in `openai`, `rich` or `prompt_toolkit` (ARCHITECTURE, principle 7).
+The trick is worth its lines: importing the engine eagerly costs ~40 ms, against a cold
+start of ~23 ms for `corecoder --version` (benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ _HOMES = {  # public name -> the module that defines it
     "Reply": "messages", "ToolCall": "messages", "Usage": "messages", "check_history": "messages",
     "IllegalHistory": "messages", "ModelError": "messages", "ContextTooLong": "messages",
     "Workspace": "workspace",
-    "Tool": "tools", "ToolError": "tools", "default_tools": "tools", "ReadFile": "tools", "WriteFile": "tools",
-    "EditFile": "tools", "Glob": "tools", "Grep": "tools", "Bash": "tools", "TodoWrite": "tools",
+    "Tool": "tools", "ToolError": "tools", "default_tools": "tools", "ReadFile": "tools",
+    "WriteFile": "tools", "EditFile": "tools", "Glob": "tools", "Grep": "tools", "Bash": "tools",
+    "TodoWrite": "tools.todo",
 }
 
 __all__ = ["__version__", *_HOMES]

@@ -52,7 +52,7 @@ class Agent:
         self.llm = llm
         self.tools = {t.name: t for t in tools}
         self.workspace = Workspace(cwd or Path.cwd())
-        self.prompt = prompt  # what the agent is; `prompt_parts` add to it (the project's instructions)
+        self.prompt = prompt  # what the agent is; the parts add to it (the project's instructions)
         self.prompt_parts = list(prompt_parts)
         self.max_rounds = max_rounds
         self.context = context or KeepEverything()
@@ -75,7 +75,7 @@ class Agent:
                 if fn not in self.failed_subscribers:
                     self.failed_subscribers.append(fn)
                     warnings.warn(f"the subscriber {fn!r} failed on {type(event).__name__}: "
-                                  f"{type(error).__name__}: {error} (reported once; the run goes on)",
+                                  f"{type(error).__name__}: {error} (said once; the run goes on)",
                                   RuntimeWarning, stacklevel=2)
 
     def chat(self, text: str) -> str:
@@ -100,10 +100,11 @@ class Agent:
         except KeyboardInterrupt:
             self.emit(Finished("", "interrupted"))
             raise
-        except Exception as error:  # the model gave up (ModelError) or a bug: say so, then let it through
+        except Exception as error:  # the model gave up (ModelError) or a bug: say so, then re-raise
             self.emit(Finished(str(error), "error"))
             raise
-        text = f"[stopped after {self.max_rounds} rounds without a final answer; say 'continue' to go on]"
+        text = (f"[stopped after {self.max_rounds} rounds without a final answer; "
+                "say 'continue' to go on]")
         self.emit(Finished(text, "max_rounds"))
         return text
 
@@ -154,22 +155,24 @@ class Agent:
         """
         calls = reply.tool_calls = unique_ids(reply.tool_calls, self.messages)
         results: dict[str, str] = {}
-        missing = INTERRUPTED  # the result of a call left without one: Ctrl+C, unless we learn otherwise
+        missing, status = INTERRUPTED, "interrupted"  # a call's result if it gets none: Ctrl+C ...
         try:
             self.executor(calls, self, results)
-        except Exception as error:  # a bug, not the user: say so instead of "interrupted"
+        except Exception as error:  # ... unless a bug stopped the batch: then say so
             missing = f"[not run: the turn stopped: {type(error).__name__}: {error}]"
+            status = "not_run"
             raise
         finally:
-            self.messages += [reply.message(), *(tool_result(c.id, results.get(c.id, missing)) for c in calls)]
+            answers = [tool_result(c.id, results.get(c.id, missing)) for c in calls]
+            self.messages += [reply.message(), *answers]
             for call in calls:
                 if call.id not in results:
-                    self.emit(ToolCallFinished(call, missing, "interrupted" if missing is INTERRUPTED
-                                               else "not_run"))
+                    self.emit(ToolCallFinished(call, missing, status))
 
     def update_tools(self, add: Iterable[Tool] = (), remove: Iterable[str] = ()) -> None:
         """Take out the tools named in `remove`, then put in `add`: how tools come and go while
         the agent lives (the sub-agent tool at assembly, an MCP server's tools). A new dict,
         never a change in place, so a round that has begun keeps the tools it started with."""
         gone = set(remove)
-        self.tools = {**{n: t for n, t in self.tools.items() if n not in gone}, **{t.name: t for t in add}}
+        kept = {name: tool for name, tool in self.tools.items() if name not in gone}
+        self.tools = {**kept, **{tool.name: tool for tool in add}}

@@ -2,7 +2,8 @@
 
 `start` builds what a real session puts around the finished agent (assemble.build_agent):
 the model client from the config, the gates (plan mode, hooks, consent, checkpoints),
-compaction sized to the model, cost accounting, the session log, and the MCP servers. Kept apart from cli.py so `--version` and `--help` import none of it.
+compaction sized to the model, cost accounting, the session log, and the MCP servers.
+Kept apart from cli.py so `--version` and `--help` import none of it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from .workspace import project_root
 # What ends a task with a message instead of a traceback: the model gave up for good,
 # a script ran out, or a history the API would reject. Anything else is a bug to see.
 FAILURES = (ModelError, ScriptError, IllegalHistory)
-# What stops the command from starting, said in one line: a setting, a hooks or mcp.json file, a session id.
+# What stops the command from starting, said in one line: a setting, a hooks or mcp.json
+# file, a session id.
 STARTUP_ERRORS = (ConfigError, HookError, SessionError, MCPConfigError)
 
 
@@ -50,7 +52,8 @@ class App:
     mcp: object | None = None  # an MCPHub when mcp.json names servers
 
 
-def start(model: str | None = None, *, yes: bool = False, resume: str | None = None, warn=None) -> App:
+def start(model: str | None = None, *, yes: bool = False, resume: str | None = None,
+          warn=None) -> App:
     """Everything for this directory and environment. Raises one of STARTUP_ERRORS."""
     cwd, warn = Path.cwd(), warn or (lambda text: print(f"warning: {text}", file=sys.stderr))
     config = load_config(cwd, os.environ, model=model)
@@ -63,10 +66,13 @@ def start(model: str | None = None, *, yes: bool = False, resume: str | None = N
     return app
 
 
-def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes: bool = False, warn=print) -> App:
-    """The finished agent (build_agent) with this session's gates, cost accounting and session log."""
+def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes: bool = False,
+             warn=print) -> App:
+    """The finished agent (build_agent) with this session's gates, cost accounting and
+    session log."""
     plan = PlanMode()
-    project = project_root(cwd) / ".corecoder"  # the same wherever in the project the command starts
+    # the same wherever in the project the command starts
+    project = project_root(cwd) / ".corecoder"
     hooks = Hooks(load_hooks(config.home / "hooks.json", project / "hooks.json"), warn=warn)
     consent = Consent(None, allow_all=yes, home=config.home)
     checkpoints = Checkpoints(config.home, cwd)
@@ -75,13 +81,15 @@ def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes
     ledger = Ledger(load_prices(config.home))
     agent.subscribe(lambda event: count_usage(ledger, event))
     app = App(config, agent, ledger, plan, hooks, consent, checkpoints, log)
-    log.model_of = lambda _agent: app.config.label  # "provider/model", so resuming picks the provider too
+    # "provider/model", so resuming picks the provider too
+    log.model_of = lambda _agent: app.config.label
     log.attach(agent)
     return app
 
 
 def start_mcp(config: Config, cwd: Path, agent: Agent, warn):
-    """The MCP servers named in mcp.json (config dir, then project), their tools given to the agent."""
+    """The MCP servers named in mcp.json (config dir, then project), their tools given to
+    the agent."""
     from .mcp import MCPHub, load_servers
 
     servers = load_servers(config.home, project_root(cwd))
@@ -90,7 +98,8 @@ def start_mcp(config: Config, cwd: Path, agent: Agent, warn):
     hub = MCPHub(servers, cwd).start()
     for row in hub.status():
         if row.state != "ready":
-            warn(f"MCP server {row.name} is {row.state}: {row.note} (/mcp reconnect {row.name} to retry)")
+            warn(f"MCP server {row.name} is {row.state}: {row.note} "
+                 f"(/mcp reconnect {row.name} to retry)")
     hub.attach(agent)
     return hub
 

@@ -4,7 +4,7 @@
 after another, the tools it is given. `build_agent` puts in the pieces of later chapters,
 each through a seam the loop already had:
 
-    tools         the built-in tools (chapter 2) and the sub-agent tool (chapter 6)
+    tools         the built-in tools (chapter 2), the todo list and the sub-agent tool (chapter 6)
     context       three-tier compaction, sized to the model's window (chapter 4)
     executor      the calls of a reply run at the same time (chapter 5)
     prompt parts  the project's instructions, AGENTS.md or CLAUDE.md (chapter 8)
@@ -26,14 +26,15 @@ from .instructions import project_instructions
 from .subagents import AgentTool, workers
 from .tools import default_tools
 from .tools.base import Tool
+from .tools.todo import TodoWrite
 
 
 def build_agent(llm, cwd: str | Path | None = None, *, tools: list[Tool] | None = None,
                 window: int | None = None, plan: Gate | None = None, hooks: Gate | None = None,
                 consent: Gate | None = None, checkpoints: Gate | None = None,
                 instructions: bool = True, max_rounds: int = 50) -> Agent:
-    """The finished agent for a project: `tools` (default: the built-in ones) and the sub-agent
-    tool. `window`: the model's context window in tokens (None: known from the model's name).
+    """The finished agent for a project: `tools` (default: the built-in ones and the todo
+    list) and the sub-agent tool. `window`: the model's context window in tokens (None: known from the model's name).
     `instructions`: read the project's AGENTS.md or CLAUDE.md, once, now."""
     cwd = Path(cwd or Path.cwd()).resolve()
     # The gates' order is the order of authority:
@@ -43,7 +44,8 @@ def build_agent(llm, cwd: str | Path | None = None, *, tools: list[Tool] | None 
     gates = [gate for gate in (plan, hooks, consent, checkpoints) if gate is not None]
     text = project_instructions(cwd) if instructions else ""
     parts = [f"The project's instructions (follow them):\n\n{text}"] if text else []
-    agent = Agent(llm, default_tools() if tools is None else tools, cwd=cwd, prompt_parts=parts,
+    tools = [*default_tools(), TodoWrite()] if tools is None else tools
+    agent = Agent(llm, tools, cwd=cwd, prompt_parts=parts,
                   max_rounds=max_rounds, context=Compactor(window), executor=RunInParallel(), gates=gates)
     agent.update_tools(add=[AgentTool(workers(agent, context=lambda: Compactor(window)))])
     return agent

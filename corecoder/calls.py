@@ -57,7 +57,7 @@ class Job:
     call: ToolCall
     tool: Tool | None = None
     args: dict = field(default_factory=dict)
-    refusal: str | None = None  # unknown tool, bad arguments or a gate's no: the call's whole result
+    refusal: str | None = None  # an unknown tool, bad arguments, a gate's no: the whole result
     status: str = "ok"  # or unknown_tool, bad_arguments, refused (events.ToolCallFinished)
 
 
@@ -124,7 +124,8 @@ def parse_arguments(text: str) -> tuple[dict | None, str]:
     try:
         args = json.loads(text)
     except json.JSONDecodeError as e:
-        return None, f"the arguments are not valid JSON ({e.msg} at position {e.pos}): {text[:200]!r}"
+        where = f"{e.msg} at position {e.pos}"
+        return None, f"the arguments are not valid JSON ({where}): {text[:200]!r}"
     if not isinstance(args, dict):
         return None, f"the arguments must be a JSON object, got {type(args).__name__}"
     return args, ""
@@ -148,17 +149,19 @@ def bound(text: str, workspace: Workspace, limit: int = OUTPUT_LIMIT) -> str:
     if len(text) <= limit:
         return text
     folder = project_root(workspace.cwd) / OUTPUTS
-    path = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}.txt"  # the same text, the same file
+    path = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}.txt"  # same text, same file
     try:
         if not folder.is_dir():
-            atomic_write(folder / ".gitignore", "# outputs kept for the model: never committed\n*\n")
+            atomic_write(folder / ".gitignore", "# kept for the model: never committed\n*\n")
         atomic_write(path, text)
     except OSError as e:  # a read-only project: the model still gets the head and the tail
         return shorten(text, limit, note=f"the full output could not be kept: {e.strerror or e}")
     with contextlib.suppress(OSError):  # a file another call removed first is gone either way
-        for old in sorted(folder.glob("*.txt"), key=lambda p: (p.stat().st_mtime_ns, p.name))[:-KEEP_OUTPUTS]:
+        kept = sorted(folder.glob("*.txt"), key=lambda p: (p.stat().st_mtime_ns, p.name))
+        for old in kept[:-KEEP_OUTPUTS]:
             old.unlink()
-    return shorten(text, limit, note=f"the full output is in {os.path.relpath(path, workspace.cwd)}")
+    where = os.path.relpath(path, workspace.cwd)
+    return shorten(text, limit, note=f"the full output is in {where}")
 
 
 def _error(e: Exception) -> str:

@@ -4,8 +4,8 @@
     corecoder -p "fix the tests"   run one task: progress on stderr, the answer alone on stdout
     corecoder --demo               the offline demo, no key needed
 
-Only argparse loads at start (the rest is in app.py, imported when needed), so `--version` and `--help`
-stay fast; openai, rich and prompt_toolkit are imported where they are first used.
+Only argparse loads at start (the rest is in app.py, imported when needed), so `--version`
+and `--help` stay fast; openai, rich and prompt_toolkit are imported where they are first used.
 """
 
 from __future__ import annotations
@@ -21,12 +21,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"corecoder {__version__}")
     p.add_argument("-p", "--prompt", help="run this one task and exit; the answer goes to stdout")
     p.add_argument("--yes", action="store_true",
-                   help="allow tools that change files or run commands without asking (plan mode still wins)")
-    p.add_argument("--resume", metavar="ID", help="carry on a saved session (see /sessions in the REPL)")
+                   help="allow tools that change files or run commands without asking "
+                        "(plan mode still wins)")
+    p.add_argument("--resume", metavar="ID",
+                   help="carry on a saved session (see /sessions in the REPL)")
     p.add_argument("-m", "--model", help="provider/model (deepseek/deepseek-chat) or a model name; "
                    "default: CORECODER_MODEL, then .env, then gpt-4o-mini")
     p.add_argument("--demo", action="store_true",
-                   help="fix a small buggy project offline with a scripted model (no key, no network)")
+                   help="fix a small buggy project offline with a scripted model "
+                        "(no key, no network)")
     return p
 
 

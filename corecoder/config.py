@@ -32,15 +32,19 @@ class Provider:
     key_env: tuple[str, ...]  # variables that may hold its key, in the order tried
     needs_key: bool = True  # local servers take any key, but the client insists on one
     stream: bool = True
-    reasoning_in_history: bool = False  # DeepSeek and Kimi reject tool-call turns without their reasoning
+    # DeepSeek and Kimi reject tool-call turns without their reasoning
+    reasoning_in_history: bool = False
 
 
 # The providers' own documented OpenAI-compatible endpoints (checked 2026-11).
 PROVIDERS: Mapping[str, Provider] = MappingProxyType({p.name: p for p in (
     Provider("openai", None, ("OPENAI_API_KEY",)),
-    Provider("deepseek", "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), reasoning_in_history=True),
-    Provider("qwen", "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", ("DASHSCOPE_API_KEY",)),
-    Provider("kimi", "https://api.moonshot.ai/v1", ("MOONSHOT_API_KEY",), reasoning_in_history=True),
+    Provider("deepseek", "https://api.deepseek.com", ("DEEPSEEK_API_KEY",),
+             reasoning_in_history=True),
+    Provider("qwen", "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+             ("DASHSCOPE_API_KEY",)),
+    Provider("kimi", "https://api.moonshot.ai/v1", ("MOONSHOT_API_KEY",),
+             reasoning_in_history=True),
     Provider("openrouter", "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",)),
     Provider("ollama", "http://localhost:11434/v1", (), needs_key=False),
     Provider("llamacpp", "http://localhost:8080/v1", (), needs_key=False),
@@ -126,7 +130,8 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
     settings = {**(read_dotenv(dotenv_path) if dotenv_path else {}), **env}
     provider, name = parse_model(model or _get(settings, "CORECODER_MODEL") or DEFAULT_MODEL)
     if not name:
-        raise ConfigError(f"the model name after {provider.name}/ is empty; set CORECODER_MODEL or --model")
+        raise ConfigError(f"the model name after {provider.name}/ is empty; "
+                          "set CORECODER_MODEL or --model")
     override = _get(settings, "CORECODER_BASE_URL", "OPENAI_BASE_URL")
     provider = provider or PROVIDERS["openai"]  # with an override: any OpenAI-compatible server
     return Config(
@@ -136,7 +141,8 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
         api_key=_api_key(settings, provider, override),
         home=_home(settings),
         context_window=_context_window(settings),
-        stream=provider.stream and _get(settings, "CORECODER_STREAM") not in ("0", "false", "no", "off"),
+        stream=(provider.stream
+                and _get(settings, "CORECODER_STREAM") not in ("0", "false", "no", "off")),
     )
 
 
@@ -176,7 +182,8 @@ def _context_window(settings: Mapping[str, str]) -> int | None:
     except ValueError:
         tokens = 0
     if tokens <= 0:
-        raise ConfigError(f"CORECODER_CONTEXT_WINDOW must be a positive number of tokens, got {raw!r}")
+        raise ConfigError("CORECODER_CONTEXT_WINDOW must be a positive number of tokens, "
+                          f"got {raw!r}")
     return tokens
 
 
@@ -187,6 +194,7 @@ def require_key(config: Config) -> None:
         return
     names = " or ".join(provider.key_env or ("OPENAI_API_KEY",))
     raise ConfigError(
-        f"no API key for {config.label}: set {names} (or CORECODER_API_KEY), in the environment or in .env. "
+        f"no API key for {config.label}: set {names} (or CORECODER_API_KEY), "
+        "in the environment or in .env. "
         "To try CoreCoder offline without a key, run `corecoder --demo`."
     )

@@ -1,11 +1,11 @@
 """The real model client: any OpenAI-compatible API, through the official `openai` package.
 
-It has the same `chat(messages, tools, emit) -> Reply` as the scripted models, so
-the loop cannot tell them apart. What it adds is everything a real network and
-real providers throw at you:
+It has the same `chat(messages, tools, emit) -> Reply` as the scripted models, so the loop
+cannot tell them apart. The idea is one request, its reply streamed: text and reasoning
+reach the subscribers as they arrive, and tool-call fragments are put back together
+whatever the provider's dialect (stream.py). What follows the marked line is what real
+networks and real providers throw at a client:
 
-    streaming     text and reasoning reach subscribers as they arrive; tool-call
-                  fragments are reassembled whatever the dialect (stream.py)
     retries       connection errors, timeouts, 408/409/425/429/5xx and a stream that
                   dies mid-way are retried with exponential backoff and jitter,
                   honouring Retry-After; text already shown is not shown twice
@@ -26,30 +26,37 @@ import time
 from collections.abc import Callable
 
 from .events import ReasoningDelta, Retrying, TextDelta
-from .messages import ContextTooLong, ModelError, Reply, ToolCall, Usage
+from .messages import ContextTooLong, ModelError, Reply, Usage
 from .stream import ThinkSplitter, ToolCallAssembler
 
-RETRY_STATUS = {408, 409, 425, 429}  # and every 5xx
-CONTEXT_OVERFLOW = re.compile(r"context[ _]length|maximum context|too many tokens|context window", re.I)
+
+def reasoning_of(delta) -> str:
+    """Reasoning, from `reasoning_content` (DeepSeek, Kimi) or `reasoning` (OpenRouter and others)."""
+    if delta is None:
+        return ""
+    return getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None) or ""
 
 
-class StreamDropped(Exception):
-    """The stream ended before the reply was complete (no finish_reason)."""
+def usage_of(raw) -> Usage:
+    details = getattr(raw, "prompt_tokens_details", None)
+    return Usage(raw.prompt_tokens or 0, raw.completion_tokens or 0, getattr(details, "cached_tokens", None) or 0)
 
 
 class LLM:
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  stream: bool = True, keep_reasoning: bool = False, max_attempts: int = 4,
-                 timeout: float = 120.0, max_tokens: int | None = None, temperature: float | None = None,
-                 sleep: Callable[[float], None] = time.sleep, seed: int | None = None):
+                 timeout: float = 120.0, max_tokens: int | None = None,
+                 temperature: float | None = None, sleep: Callable[[float], None] = time.sleep,
+                 seed: int | None = None):
         self.model = model
         self.base_url = base_url
         self.api_key = api_key
         self.stream = stream
-        self.keep_reasoning = keep_reasoning
+        self.keep_reasoning = keep_reasoning  # DeepSeek and Kimi want reasoning back (Reply.message)
         self.max_attempts = max_attempts
         self.timeout = timeout
-        self.options = {k: v for k, v in (("max_tokens", max_tokens), ("temperature", temperature)) if v is not None}
+        self.options = {k: v for k, v in (("max_tokens", max_tokens), ("temperature", temperature))
+                        if v is not None}
         self.stream_options = True  # set to False for good if the provider rejects it
         self.sleep = sleep
         self.random = random.Random(seed)
@@ -64,48 +71,49 @@ class LLM:
                                          max_retries=0, timeout=self.timeout)  # retries are ours, below
         return self._client
 
-    def chat(self, messages: list[dict], tools: list[dict] | None = None, emit: Callable | None = None) -> Reply:
-        shown = _Shown(emit or (lambda event: None))
+    def chat(self, messages: list[dict], tools: list[dict] | None = None,
+             emit: Callable | None = None) -> Reply:
+        shown = Shown(emit or (lambda event: None))
         attempt = 1
         while True:
             try:
-                return self._once(messages, tools, shown)
+                return self.once(messages, tools, shown)
             except Exception as error:
-                if self._adapt(error):
+                if self.adapt(error):
                     continue  # the same attempt, asked the way this provider accepts
-                delay = self._retry_delay(error, attempt)
+                delay = self.retry_delay(error, attempt)
                 if delay is None:
-                    raise self._explain(error, attempt) from error
-                shown.emit(Retrying(attempt, delay, _describe(error)))
+                    raise self.explain(error, attempt) from error
+                shown.emit(Retrying(attempt, delay, describe(error)))
                 self.sleep(delay)
                 attempt += 1
-                shown.next_attempt()
+                shown.retried()
 
-    def _once(self, messages: list[dict], tools: list[dict] | None, shown: _Shown) -> Reply:
+    def once(self, messages: list[dict], tools: list[dict] | None, shown: Shown) -> Reply:
+        """One request, its reply put together from the chunks of the stream. (A server that
+        cannot stream sends the reply whole: read as a stream of one chunk, its message the delta.)"""
         params = {"model": self.model, "messages": messages, **self.options}
         if tools:
             params["tools"] = tools
-        if not self.stream:
-            return self._whole(self.client.chat.completions.create(**params), shown)
-        params["stream"] = True
-        if self.stream_options:
-            params["stream_options"] = {"include_usage": True}
-        return self._streamed(self.client.chat.completions.create(**params), shown)
-
-    def _streamed(self, stream, shown: _Shown) -> Reply:
+        if self.stream:
+            params["stream"] = True
+            if self.stream_options:
+                params["stream_options"] = {"include_usage": True}
+        response = self.client.chat.completions.create(**params)
         text, reasoning, calls, think = [], [], ToolCallAssembler(), ThinkSplitter()
         usage, finished = None, False
-        for chunk in stream:
+        for chunk in response if self.stream else [response]:
             if getattr(chunk, "usage", None):
-                usage = _usage(chunk.usage)
+                usage = usage_of(chunk.usage)
             for choice in chunk.choices or []:
-                delta = choice.delta
+                delta = choice.delta if self.stream else choice.message
                 thought, said = think.feed(delta.content or "") if delta else ("", "")
-                shown.add(reasoning, ReasoningDelta, _reasoning_of(delta) + thought)
+                shown.add(reasoning, ReasoningDelta, reasoning_of(delta) + thought)
                 shown.add(text, TextDelta, said)
-                for fragment in (delta.tool_calls if delta else None) or []:
-                    function = fragment.function
-                    calls.add(fragment.index, fragment.id, function and function.name, function and function.arguments)
+                for i, part in enumerate((delta.tool_calls if delta else None) or []):
+                    function = part.function  # a whole message's calls have no index: their place is it
+                    calls.add(part.index if self.stream else i, part.id, function and function.name,
+                              function and function.arguments)
                 finished = finished or bool(choice.finish_reason)
         if not finished:
             raise StreamDropped("the stream ended before the reply was complete")
@@ -114,21 +122,11 @@ class LLM:
         shown.add(text, TextDelta, said)
         return Reply("".join(text), calls.result(), "".join(reasoning), usage, self.keep_reasoning)
 
-    def _whole(self, response, shown: _Shown) -> Reply:
-        message = response.choices[0].message
-        think = ThinkSplitter()
-        thought, said = think.feed(message.content or "")
-        rest_thought, rest_said = think.flush()
-        reasoning, text = [], []
-        shown.add(reasoning, ReasoningDelta, _reasoning_of(message) + thought + rest_thought)
-        shown.add(text, TextDelta, said + rest_said)
-        calls = [ToolCall(c.id, c.function.name, c.function.arguments or "") for c in message.tool_calls or []]
-        usage = _usage(response.usage) if response.usage else None
-        return Reply("".join(text), calls, "".join(reasoning), usage, self.keep_reasoning)
+    # --- defences: retries, refused parameters, errors a user can act on -----------------------
 
-    def _adapt(self, error: Exception) -> bool:
+    def adapt(self, error: Exception) -> bool:
         """Drop or rename a parameter this provider rejected. True if there was one."""
-        if _status(error) != 400 or CONTEXT_OVERFLOW.search(_detail(error)):
+        if status(error) != 400 or CONTEXT_OVERFLOW.search(detail(error)):
             return False
         message = str(error)
         if "stream_options" in message and self.stream_options and self.stream:
@@ -142,38 +140,51 @@ class LLM:
             return True
         return False
 
-    def _retry_delay(self, error: Exception, attempt: int) -> float | None:
-        if attempt >= self.max_attempts or not _is_transient(error):
+
+    def retry_delay(self, error: Exception, attempt: int) -> float | None:
+        """Seconds to wait before the next attempt, or None: the error lasts, or attempts are spent."""
+        if attempt >= self.max_attempts or not transient(error):
             return None
-        waited = _retry_after(error)
+        waited = retry_after(error)
         if waited is not None:
             return min(waited, 60.0)
         backoff = min(30.0, 2.0 ** (attempt - 1))
         return backoff * (0.5 + self.random.random() / 2)  # jitter: clients that failed together spread out
 
-    def _explain(self, error: Exception, attempts: int) -> Exception:
-        status, detail = _status(error), _detail(error)
+
+    def explain(self, error: Exception, attempts: int) -> Exception:
+        """The error to raise, worded for the user: what went wrong, and what to do about it."""
+        code, why = status(error), detail(error)
         where = self.base_url or "the OpenAI API"
-        if status is None and not _is_transient(error) and not type(error).__module__.startswith("openai"):
+        if code is None and not transient(error) and not type(error).__module__.startswith("openai"):
             return error  # not an API problem: a bug to see as it is
-        if status in (401, 403):
-            return ModelError(f"{where} rejected the API key ({status}): {detail}. Check OPENAI_API_KEY "
+        if code in (401, 403):
+            return ModelError(f"{where} rejected the API key ({code}): {why}. Check OPENAI_API_KEY "
                               f"or CORECODER_API_KEY (or run `corecoder --demo` to try it without a key).")
-        if status == 404:
-            return ModelError(f"{where} does not know the model {self.model!r} (404): {detail}")
-        if status == 400 and CONTEXT_OVERFLOW.search(detail):
-            return ContextTooLong(f"the request is longer than {self.model}'s context window: {detail}")
-        if status is not None and status < 500 and status not in RETRY_STATUS:
-            return ModelError(f"{where} refused the request ({status}): {detail}")
-        return ModelError(f"gave up on {where} after {attempts} attempt{'s' * (attempts > 1)}: {_describe(error)}")
+        if code == 404:
+            return ModelError(f"{where} does not know the model {self.model!r} (404): {why}")
+        if code == 400 and CONTEXT_OVERFLOW.search(why):
+            return ContextTooLong(f"the request is longer than {self.model}'s context window: {why}")
+        if code is not None and code < 500 and code not in RETRY_STATUS:
+            return ModelError(f"{where} refused the request ({code}): {why}")
+        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+        return ModelError(f"gave up on {where} after {tries}: {describe(error)}")
 
 
-class _Shown:
-    """Emits streamed text, but after a retry skips what the user has already seen."""
+RETRY_STATUS = {408, 409, 425, 429}  # and every 5xx
+CONTEXT_OVERFLOW = re.compile(r"context[ _]length|maximum context|too many tokens|context window", re.I)
+
+
+class StreamDropped(Exception):
+    """The stream ended before the reply was complete (no finish_reason)."""
+
+
+class Shown:
+    """Streamed text goes to the subscribers once: after a retry, what was shown is skipped."""
 
     def __init__(self, emit: Callable):
         self.emit = emit
-        self.seen: dict[type, int] = {}  # characters shown so far, by kind, in earlier attempts
+        self.before: dict[type, int] = {}  # characters shown in earlier attempts, by kind of delta
         self.now: dict[type, int] = {}  # characters received in this attempt
 
     def add(self, parts: list[str], kind: type, piece: str) -> None:
@@ -182,44 +193,29 @@ class _Shown:
         parts.append(piece)
         start = self.now.get(kind, 0)
         self.now[kind] = start + len(piece)
-        fresh = piece[max(0, self.seen.get(kind, 0) - start):]
+        fresh = piece[max(0, self.before.get(kind, 0) - start):]
         if fresh:
             self.emit(kind(fresh))
 
-    def next_attempt(self) -> None:
-        self.seen = {k: max(self.seen.get(k, 0), self.now.get(k, 0)) for k in {*self.seen, *self.now}}
+    def retried(self) -> None:
+        self.before = {k: max(self.before.get(k, 0), self.now.get(k, 0)) for k in {*self.before, *self.now}}
         self.now = {}
 
 
-def _reasoning_of(delta) -> str:
-    if delta is None:
-        return ""
-    return getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None) or ""
-
-
-def _usage(raw) -> Usage:
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or 0
-    return Usage(raw.prompt_tokens or 0, raw.completion_tokens or 0, cached)
-
-
-def _status(error: Exception) -> int | None:
-    return getattr(error, "status_code", None)
-
-
-def _is_transient(error: Exception) -> bool:
-    status = _status(error)
-    if status is not None:
-        return status in RETRY_STATUS or status >= 500
-    if isinstance(error, StreamDropped):
-        return True
+def transient(error: Exception) -> bool:
+    """Worth another try? Errors are matched by class name and module, because `openai` is not
+    imported until the first call (its classes can't be named here): connection errors and
+    timeouts; an error sent inside the stream (a bare APIError, as OpenRouter does mid-stream);
+    the transport's own errors when a stream breaks (httpx); a stream that ended too soon."""
+    code = status(error)
+    if code is not None:
+        return code in RETRY_STATUS or code >= 500
     kind = type(error)
-    # Connection errors and timeouts; an error sent inside the stream (a bare APIError, as
-    # OpenRouter does mid-stream); or the transport's own errors when a stream breaks.
-    return kind.__name__ in ("APIConnectionError", "APITimeoutError", "APIError") or kind.__module__.startswith("httpx")
+    return isinstance(error, StreamDropped) or kind.__module__.startswith("httpx") \
+        or kind.__name__ in ("APIConnectionError", "APITimeoutError", "APIError")
 
 
-def _retry_after(error: Exception) -> float | None:
+def retry_after(error: Exception) -> float | None:
     response = getattr(error, "response", None)
     value = response.headers.get("retry-after") if response is not None else None
     if not value:
@@ -235,15 +231,17 @@ def _retry_after(error: Exception) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _detail(error: Exception) -> str:
+def status(error: Exception) -> int | None:
+    return getattr(error, "status_code", None)
+
+
+def detail(error: Exception) -> str:
+    """The provider's own words, from the error body when it has them."""
     body = getattr(error, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-    return str(error)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    return str(inner["message"]) if isinstance(inner, dict) and inner.get("message") else str(error)
 
 
-def _describe(error: Exception) -> str:
-    status = _status(error)
-    return f"{status} {_detail(error)}" if status else f"{type(error).__name__}: {error}"
+def describe(error: Exception) -> str:
+    """`429 Rate limit reached`, or `APIConnectionError: ...`: for a retry's line and the last error."""
+    return f"{status(error)} {detail(error)}" if status(error) else f"{type(error).__name__}: {error}"

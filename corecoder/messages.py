@@ -43,7 +43,8 @@ class ToolCall:
     arguments: str = "{}"
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        function = {"name": self.name, "arguments": self.arguments}
+        return {"id": self.id, "type": "function", "function": function}
 
 
 @dataclass(frozen=True)
@@ -80,16 +81,17 @@ class ContextTooLong(ModelError):
 
 # Placeholders a history may hold, where something is missing:
 NAMELESS = "no_name_given"  # the name of a call that came without a tool name
-INTERRUPTED = "[interrupted: the user stopped this call before it finished]"  # its result, on Ctrl+C
-CUT_SHORT = "[interrupted: the session ended before this call finished]"  # its result, after a crash
+INTERRUPTED = "[interrupted: the user stopped this call before it finished]"  # a result, on Ctrl+C
+CUT_SHORT = "[interrupted: the session ended before this call finished]"  # a result, after a crash
 
 
 def unique_ids(calls: list[ToolCall], history: list[dict]) -> list[ToolCall]:
-    """The calls, with a fresh id for any that is missing or already used in the history, and a
-    placeholder name for a call that came without one.
+    """The calls, with a fresh id for any that is missing or already used in the history, and
+    a placeholder name for a call that came without one.
 
-    Some providers send no id, or "call_0" on every turn; the history needs each id once. A call
-    with no name would be refused by the API in every later request: the session would be dead.
+    Some providers send no id, or "call_0" on every turn; the history needs each id once. A
+    call with no name would be refused by the API in every later request: the session would be
+    dead.
     """
     used = {c["id"] for m in history for c in m.get("tool_calls") or []}
     fixed = []
@@ -127,7 +129,8 @@ def check_history(messages: list[dict]) -> None:
             waiting.pop(0)
             continue
         if waiting:
-            raise IllegalHistory(f"{where}: tool call {waiting[0]!r} is unanswered; its result must come first")
+            raise IllegalHistory(f"{where}: tool call {waiting[0]!r} is unanswered; "
+                                 "its result must come first")
         if role == "system" and i != 0:
             raise IllegalHistory(f"{where}: a system message may only come first")
         if role == "assistant":
@@ -139,11 +142,14 @@ def check_history(messages: list[dict]) -> None:
 def _check_answer(message: dict, waiting: list[str], where: str) -> None:
     call_id = message.get("tool_call_id")
     if not waiting:
-        raise IllegalHistory(f"{where}: orphan tool result {call_id!r}: no assistant tool call is waiting for it")
+        raise IllegalHistory(f"{where}: orphan tool result {call_id!r}: "
+                             "no assistant tool call is waiting for it")
+    if call_id in waiting[1:]:
+        raise IllegalHistory(f"{where}: result for {call_id!r} is out of order; "
+                             f"{waiting[0]!r} comes first")
     if call_id != waiting[0]:
-        if call_id in waiting:
-            raise IllegalHistory(f"{where}: result for {call_id!r} is out of order; {waiting[0]!r} comes first")
-        raise IllegalHistory(f"{where}: result for {call_id!r} answers no pending call (waiting for {waiting[0]!r})")
+        raise IllegalHistory(f"{where}: result for {call_id!r} answers no pending call "
+                             f"(waiting for {waiting[0]!r})")
 
 
 def _call_ids(message: dict, seen_ids: set[str], where: str) -> list[str]:

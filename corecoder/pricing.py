@@ -43,7 +43,8 @@ def load_prices(home: Path) -> Mapping[str, Price]:
     """The built-in table with `home/pricing.json` laid over it, entry by entry:
     {"my-model": {"input": 0.5, "output": 1.5, "cached_input": 0.05}}."""
     user = Path(home) / "pricing.json"
-    return MappingProxyType({**read_prices(BUILT_IN), **(read_prices(user) if user.exists() else {})})
+    return MappingProxyType({**read_prices(BUILT_IN),
+                             **(read_prices(user) if user.exists() else {})})
 
 
 def read_prices(path: Path) -> dict[str, Price]:
@@ -53,7 +54,8 @@ def read_prices(path: Path) -> dict[str, Price]:
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read {path}: {e}") from e
     except json.JSONDecodeError as e:
-        raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from e
+        raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno}, "
+                          f"column {e.colno}") from e
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must be a JSON object mapping model names to prices")
     return {model: _price(path, model, entry) for model, entry in data.items()}
@@ -65,7 +67,8 @@ def _price(path: Path, model: str, entry: object) -> Price:
         raise ConfigError(f'{where} must be an object like {{"input": 0.5, "output": 1.5}}')
     unknown = sorted(set(entry) - set(_FIELDS))
     if unknown:
-        raise ConfigError(f"{where} has unknown field {unknown[0]!r}; fields are {', '.join(_FIELDS)}")
+        raise ConfigError(f"{where} has unknown field {unknown[0]!r}; "
+                          f"fields are {', '.join(_FIELDS)}")
     for name in ("input", "output"):
         if name not in entry:
             raise ConfigError(f"{where} is missing {name!r} (USD per million tokens)")
@@ -96,7 +99,8 @@ def price_for(model: str, prices: Mapping[str, Price]) -> Price | None:
 def _longest_prefix(name: str, prices: Mapping[str, Price]) -> str | None:
     # The next character must be a separator such as "-" or ":", so "gpt-5" prices
     # "gpt-5-2025-08-07" but not "gpt-5.5", and "o3" does not price "o30".
-    keys = [k for k in prices if name.startswith(k) and len(name) > len(k) and not _word_char(name[len(k)])]
+    keys = [k for k in prices
+            if name.startswith(k) and len(name) > len(k) and not _word_char(name[len(k)])]
     return max(keys, key=len, default=None)
 
 
@@ -109,7 +113,8 @@ def cost_of(usage: Usage, price: Price) -> float:
     cached = min(usage.cached_tokens, usage.prompt_tokens)
     cached_rate = price.input if price.cached_input is None else price.cached_input
     fresh = usage.prompt_tokens - cached
-    return (fresh * price.input + cached * cached_rate + usage.completion_tokens * price.output) / 1_000_000
+    return (fresh * price.input + cached * cached_rate
+            + usage.completion_tokens * price.output) / 1_000_000
 
 
 class Ledger:

@@ -27,7 +27,8 @@ STYLES = {"ok": "green", "interrupted": "yellow"}  # anything else (a failure): 
 
 
 def first_line(text: str, width: int = 100) -> str:
-    """The first non-blank line of a result, cut to `width`, with a note of how many lines followed."""
+    """The first non-blank line of a result, cut to `width`, with a note of how many
+    lines followed."""
     lines = [line for line in text.splitlines() if line.strip()] or [""]
     line = cut(lines[0], width)
     return f"{line}  (+{len(lines) - 1} lines)" if len(lines) > 1 else line
@@ -57,11 +58,12 @@ class Renderer:
             self._print(f"retrying in {event.delay:.1f} s ({event.reason})", "yellow")
         elif isinstance(event, Compacted):
             self.close()
-            self._print(f"context compacted ({event.tier}): ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens",
-                        "dim")
+            self._print(f"context compacted ({event.tier}): ~{event.tokens_before:,} → "
+                        f"~{event.tokens_after:,} tokens", "dim")
         elif isinstance(event, WorkerEvent) and isinstance(event.event, ToolCallStarted):
             self.close()  # a sub-agent's steps: one dim line each, so a team's progress shows
-            self._print(f"  [{event.worker}] → {call_line(event.event.call.name, event.event.call.arguments)}", "dim")
+            self._print(f"  [{event.worker}] → "
+                        f"{call_line(event.event.call.name, event.event.call.arguments)}", "dim")
         elif isinstance(event, Finished):
             self.close()
             if event.reason == "max_rounds":
@@ -83,15 +85,18 @@ class Renderer:
 
     def _reason(self, text: str) -> None:
         self._freeze()
-        # soft_wrap: pieces arrive mid-word; let the terminal wrap, not rich, or words break at piece ends
-        self.console.print(text, style="dim italic", end="", soft_wrap=True, markup=False, highlight=False)
+        # soft_wrap: pieces arrive mid-word; let the terminal wrap, not rich, or words break
+        # at piece ends
+        self.console.print(text, style="dim italic", end="", soft_wrap=True, markup=False,
+                           highlight=False)
         self.thinking = True
 
     def _print(self, text: str, style: str) -> None:
         self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
 
     def _freeze(self) -> None:
-        """Stop redrawing the streamed answer: it is printed once more, in full, and left as it is."""
+        """Stop redrawing the streamed answer: it is printed once more, in full, and left
+        as it is."""
         if self.live is not None:
             self.live.stop()
             self.live = None

@@ -24,7 +24,8 @@ from .render import Renderer
 
 HELP = (
     ("/help", "list these commands"),
-    ("/model [NAME]", "show the model, or switch to NAME (provider/model); the conversation carries on"),
+    ("/model [NAME]",
+     "show the model, or switch to NAME (provider/model); the conversation carries on"),
     ("/tokens", "tokens and cost so far, and how long the history is"),
     ("/context", "how full the context window is, and the project instructions in use"),
     ("/compact [FOCUS]", "shrink the history, keeping what FOCUS names"),
@@ -37,7 +38,8 @@ HELP = (
     ("/reset", "start over: clear the history and the todo list"),
     ("/quit, /exit", "leave (Ctrl+D at the prompt does too)"),
 )
-FILES = ("hooks.json", "mcp.json", "pricing.json")  # in the config dir; hooks.json and mcp.json also in .corecoder/
+# in the config dir; hooks.json and mcp.json also in .corecoder/
+FILES = ("hooks.json", "mcp.json", "pricing.json")
 PROMPT = "› "
 KEYS = "Enter sends · Alt+Enter (or Esc, Enter) adds a line · Ctrl+C stops a turn"
 
@@ -51,13 +53,15 @@ class Repl:
         self.console = console
         self.session = session
         self.env = os.environ if env is None else env  # where /model looks for keys and base URLs
-        self.cwd = Path.cwd() if cwd is None else cwd  # where /model looks for .env: where we started
+        # where /model looks for .env: where we started
+        self.cwd = Path.cwd() if cwd is None else cwd
         self.connect = connect
         self.renderer = self.agent.subscribe(Renderer(console))
         app.consent.ask = self.ask  # consent questions come to this terminal
-        self.commands = {"help": self.help, "model": self.model, "tokens": self.tokens, "compact": self.compact,
-                         "context": self.context, "plan": self.plan, "undo": self.undo, "diff": self.diff,
-                         "save": self.save, "sessions": self.sessions, "mcp": self.mcp, "reset": self.reset,
+        self.commands = {"help": self.help, "model": self.model, "tokens": self.tokens,
+                         "compact": self.compact, "context": self.context, "plan": self.plan,
+                         "undo": self.undo, "diff": self.diff, "save": self.save,
+                         "sessions": self.sessions, "mcp": self.mcp, "reset": self.reset,
                          "quit": self.quit, "exit": self.quit}
 
     @property
@@ -68,7 +72,8 @@ class Repl:
         self.banner()
         while True:
             try:
-                line = self.session.prompt(PROMPT)  # say it each time: the consent question changes it
+                # say it each time: the consent question changes it
+                line = self.session.prompt(PROMPT)
             except (KeyboardInterrupt, EOFError):
                 return 0
             if not self.handle(line):
@@ -93,7 +98,8 @@ class Repl:
         name, arg = (text[1:].split(maxsplit=1) + ["", ""])[:2]
         method = self.commands.get(name.lower())
         if method is None:
-            self.say(f"unknown command /{name} (not sent to the model); /help lists the commands", "red")
+            self.say(f"unknown command /{name} (not sent to the model); /help lists the commands",
+                     "red")
             return True
         return method(arg.strip()) is not False
 
@@ -127,7 +133,8 @@ class Repl:
 
         self.renderer.close()
         self.say(f"allow {call_line(tool.name, json.dumps(args))}?", "bold yellow")
-        answer = self.session.prompt("  [y]es once · [a]lways for this tool · [n]o › ").strip().lower()
+        answer = (self.session.prompt("  [y]es once · [a]lways for this tool · [n]o › ")
+                  .strip().lower())
         return {"y": "once", "yes": "once", "a": "always", "always": "always"}.get(answer, "deny")
 
     # The commands. Each takes the text after its name; `quit` returns False.
@@ -137,7 +144,8 @@ class Repl:
         for usage, what in HELP:
             self.say(f"  {usage.ljust(width)}  {what}")
         self.say(KEYS, "dim")
-        self.say(f"files: {', '.join(FILES)} in {self.config.home}; hooks.json and mcp.json also in .corecoder/; "
+        self.say(f"files: {', '.join(FILES)} in {self.config.home}; "
+                 "hooks.json and mcp.json also in .corecoder/; "
                  "AGENTS.md (or CLAUDE.md) in the project", "dim")
 
     def model(self, name: str = "") -> None:
@@ -170,7 +178,8 @@ class Repl:
         compact = getattr(self.agent.context, "compact", None)
         if compact is None:
             policy = type(self.agent.context).__name__
-            self.say(f"the context policy ({policy}) keeps the whole history; there is nothing to compact", "dim")
+            self.say(f"the context policy ({policy}) keeps the whole history; "
+                     "there is nothing to compact", "dim")
             return
         before = len(self.agent.messages)
         self.attempt(compact, self.agent, focus or None)
@@ -186,7 +195,8 @@ class Repl:
         self.say(f"context: ~{used:,} of {window:,} tokens ({used / window:.0%}) · "
                  f"{len(self.agent.messages)} messages · {len(schemas)} tools")
         files = instruction_files(self.cwd)  # read once, where the session started
-        self.say("project instructions: " + (", ".join(str(f) for f in files) if files else "none (AGENTS.md)"),
+        self.say("project instructions: "
+                 + (", ".join(str(f) for f in files) if files else "none (AGENTS.md)"),
                  "dim")
 
     def plan(self, arg: str = "") -> None:
@@ -211,7 +221,8 @@ class Repl:
 
     def save(self, arg: str = "") -> None:
         try:
-            self.say(f"saved to {self.app.log.save()}; resume with `corecoder --resume {self.app.log.id}`", "dim")
+            self.say(f"saved to {self.app.log.save()}; "
+                     f"resume with `corecoder --resume {self.app.log.id}`", "dim")
         except OSError as e:
             self.say(f"could not save: {e}", "red")
 
@@ -238,7 +249,8 @@ class Repl:
         elif words:
             self.say("usage: /mcp, or /mcp reconnect NAME", "red")
         for row in hub.status():
-            self.say(f"  {row.name}: {row.state} · {row.tools} tools" + (f" · {row.note}" if row.note else ""))
+            self.say(f"  {row.name}: {row.state} · {row.tools} tools"
+                     + (f" · {row.note}" if row.note else ""))
 
     def reset(self, arg: str = "") -> None:
         self.agent.messages = []

@@ -24,7 +24,7 @@ def shorten(text: str, limit: int, *, tail: float = 1 / 3, note: str = "") -> st
     `limit` characters in all. `tail` is the tail's share of what is kept (0: the head only)."""
     if len(text) <= limit:
         return text
-    room = max(0, limit - len(marker(len(text), note=note)))  # a count is never longer than the text's
+    room = max(0, limit - len(marker(len(text), note=note)))  # a cut counts at most len(text)
     keep_tail = int(room * tail)
     head, end = text[: room - keep_tail], text[len(text) - keep_tail :] if keep_tail else ""
     return f"{head}{marker(len(text) - len(head) - len(end), note=note)}{end}"

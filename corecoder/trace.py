@@ -70,9 +70,11 @@ class Printer:
         elif isinstance(event, Retrying):
             self.line(f"retrying in {event.delay:.1f} s ({event.reason})")
         elif isinstance(event, Compacted):
-            self.line(f"[context compacted ({event.tier}): ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens]")
+            self.line(f"[context compacted ({event.tier}): ~{event.tokens_before:,} → "
+                      f"~{event.tokens_after:,} tokens]")
         elif isinstance(event, WorkerEvent) and isinstance(event.event, ToolCallStarted):
-            self.line(f"  [{event.worker}] → {call_line(event.event.call.name, event.event.call.arguments)}")
+            self.line(f"  [{event.worker}] → "
+                      f"{call_line(event.event.call.name, event.event.call.arguments)}")
         elif isinstance(event, RoundStarted):
             self.line(f"── round {event.round}")
         elif isinstance(event, ToolCallStarted):

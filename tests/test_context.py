@@ -12,7 +12,7 @@ from corecoder.events import Compacted
 from corecoder.messages import ToolCall, assistant, tool_result, user
 from corecoder.testing import FaultyScriptedLLM
 from corecoder.tokens import Estimate, history_tokens, text_tokens, window_for
-from corecoder.tools import TodoWrite
+from corecoder.tools.todo import TodoWrite
 
 
 def test_estimates_follow_the_kind_of_text():

@@ -12,7 +12,8 @@ from corecoder import Agent, ScriptedLLM, build_agent, check_history
 from corecoder.calls import Gate
 from corecoder.events import ToolCallFinished
 from corecoder.executor import RunInParallel
-from corecoder.tools import Bash, TodoWrite
+from corecoder.tools import Bash
+from corecoder.tools.todo import TodoWrite
 
 
 def call(name, **arguments):

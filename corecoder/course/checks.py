@@ -1,4 +1,5 @@
-"""Exercise checks: `check("ch01.find_orphan", find_orphan)` runs offline tests on a learner's answer.
+"""Exercise checks: `check("ch01.find_orphan", find_orphan)` runs offline tests on a
+learner's answer.
 
 A checker is a function registered under a name. It calls the learner's code
 through `attempt` and compares with `expect`; either raises `Hint` with a message
@@ -16,7 +17,8 @@ from collections.abc import Callable
 
 CHECKERS: dict[str, Callable] = {}
 
-NOT_IMPLEMENTED = "not implemented yet: replace `raise NotImplementedError` with your code, then run both cells again"
+NOT_IMPLEMENTED = ("not implemented yet: replace `raise NotImplementedError` with your code, "
+                   "then run both cells again")
 
 
 class Hint(Exception):
@@ -57,7 +59,8 @@ def describe(messages: list[dict]) -> str:
     lines = []
     for i, m in enumerate(messages):
         text = f" {m['content']!r}" if m.get("content") else ""
-        calls = " → " + ", ".join(f"{c['id']} {c['function']['name']}" for c in m.get("tool_calls", []))
+        calls = " → " + ", ".join(f"{c['id']} {c['function']['name']}"
+                                  for c in m.get("tool_calls", []))
         if m["role"] == "tool":
             lines.append(f"  {i}: tool (answers {m['tool_call_id']}){text}")
         else:
@@ -86,7 +89,8 @@ def verdict(name: str, answer) -> tuple[bool, str]:
         return False, f"✗ {name}: {NOT_IMPLEMENTED}"
     except Hint as hint:
         return False, f"✗ {name}: not yet.\n" + _indent(str(hint))
-    except Exception as e:  # the checker met something it did not foresee: still one line, not a wall
+    except Exception as e:
+        # the checker met something it did not foresee: still one line, not a wall
         return False, f"✗ {name}: the check could not finish ({type(e).__name__}: {e})"
     return True, f"✓ {name} passed"
 

@@ -14,7 +14,14 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from ..events import Finished, ReasoningDelta, RoundStarted, ToolCallFinished, ToolCallStarted, UsageReported
+from ..events import (
+    Finished,
+    ReasoningDelta,
+    RoundStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+    UsageReported,
+)
 from ..messages import ToolCall, Usage
 from ..trace import MARKS, call_line, cut, preview
 
@@ -33,7 +40,8 @@ class Answer:
 @dataclass
 class Round:
     number: int
-    sent: list[dict] = field(default_factory=list)  # the history; the system prompt and tool schemas go too
+    # the history; the system prompt and tool schemas go too
+    sent: list[dict] = field(default_factory=list)
     reply: dict | None = None  # the assistant message; None if the call never returned
     reasoning: str = ""
     usage: Usage | None = None
@@ -143,7 +151,8 @@ def round_text(r: Round, tool_count: int, result_lines: int = 12) -> str:
     """One round: what the model was sent, what it replied, what the tools answered."""
     n = len(r.sent)
     out = [f"── round {r.number} " + "─" * 40,
-           f"sent: the system prompt, {tool_count} tool schemas and {n} message{'s' if n != 1 else ''}"]
+           f"sent: the system prompt, {tool_count} tool schemas and "
+           f"{n} message{'s' if n != 1 else ''}"]
     out += [message_line(i, m) for i, m in enumerate(r.sent, 1)]
     if r.reply is None:
         out.append("replied: nothing (the call did not return)")
@@ -155,14 +164,16 @@ def round_text(r: Round, tool_count: int, result_lines: int = 12) -> str:
             out.append(_indented(r.reply["content"], "  "))
         for call in r.reply.get("tool_calls") or []:
             fn = call["function"]
-            out.append(f"  asks for {call_line(fn['name'], fn['arguments'], WIDTH - 30)}   [{call['id']}]")
+            out.append(f"  asks for {call_line(fn['name'], fn['arguments'], WIDTH - 30)}   "
+                       f"[{call['id']}]")
         if not r.reply.get("tool_calls"):
             out.append("  (no tool calls: this text is the answer)")
     if r.answers:
         out.append("tools answered:")
     for a in r.in_call_order():
         head = f"  {MARKS.get(a.status, '✗')} {a.call.id}  "
-        out.append(head + _indented(preview(a.result, result_lines, WIDTH), " " * len(head))[len(head):])
+        out.append(head + _indented(preview(a.result, result_lines, WIDTH),
+                                    " " * len(head))[len(head):])
     if r.note:
         out.append(f"[{r.ended}] {r.note}")
     return "\n".join(out)

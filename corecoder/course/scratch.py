@@ -29,9 +29,11 @@ def workdir(name: str) -> Path:
     target.mkdir(parents=True)
     ignore = work / ".gitignore"
     if not ignore.exists():
-        ignore.write_text("# scratch space of the notebooks: never committed\n*\n", encoding="utf-8")
+        ignore.write_text("# scratch space of the notebooks: never committed\n*\n",
+                          encoding="utf-8")
     try:
         subprocess.run(["git", "init", "--quiet", str(target)], check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError):  # no git: an empty .git is all the agent looks for
+    except (OSError, subprocess.CalledProcessError):
+        # no git: an empty .git is all the agent looks for
         (target / ".git").mkdir(exist_ok=True)
     return target

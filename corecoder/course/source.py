@@ -14,7 +14,8 @@ from pathlib import Path
 
 import corecoder
 
-PACKAGE_ROOT = Path(corecoder.__file__).resolve().parent.parent  # the folder that holds `corecoder/`
+# the folder that holds `corecoder/`
+PACKAGE_ROOT = Path(corecoder.__file__).resolve().parent.parent
 
 
 class Source:
@@ -41,16 +42,19 @@ class Source:
 
 def source_of(obj) -> Source:
     """The source of a function, class, method or module of the `corecoder` package."""
-    target = inspect.unwrap(getattr(obj, "__func__", obj))  # bound and class methods -> the function
+    # bound and class methods -> the function
+    target = inspect.unwrap(getattr(obj, "__func__", obj))
     try:
         file = Path(inspect.getsourcefile(target)).resolve()
         code = inspect.getsource(target)
     except (TypeError, OSError):
-        raise TypeError(f"show() needs a function, class, method or module with source; got {obj!r:.80}") from None
+        raise TypeError("show() needs a function, class, method or module with source; "
+                        f"got {obj!r:.80}") from None
     try:
         path = file.relative_to(PACKAGE_ROOT / "corecoder").as_posix()
     except ValueError:
-        raise TypeError(f"show() shows code of the corecoder package; {obj!r:.80} comes from elsewhere") from None
+        raise TypeError(f"show() shows code of the corecoder package; {obj!r:.80} "
+                        "comes from elsewhere") from None
     name = "" if inspect.ismodule(target) else target.__qualname__
     return Source(f"corecoder/{path}", name, textwrap.dedent(code).rstrip("\n"))
 

@@ -23,7 +23,8 @@ def round_html(r: Round, tool_count: int) -> str:
              f"message{'' if len(r.sent) == 1 else 's'}"]
     parts += [_message_html(i, m) for i, m in enumerate(r.sent, 1)]
     parts.append("<b>Replied</b>")
-    parts.append(_message_html(None, r.reply) if r.reply else "<p>nothing (the call did not return)</p>")
+    parts.append(_message_html(None, r.reply) if r.reply
+                 else "<p>nothing (the call did not return)</p>")
     if r.answers:
         parts.append("<b>Tools answered</b>")
     for a in r.in_call_order():
@@ -46,7 +47,8 @@ def _message_html(index: int | None, m: dict) -> str:
         except json.JSONDecodeError:
             pass  # malformed arguments are shown exactly as the model sent them
         body += f"\n{call['id']}: {call['function']['name']}({args})"
-    return (f"<details><summary><code>{html.escape(label)}</code> {html.escape(body.strip()[:80])}</summary>"
+    return (f"<details><summary><code>{html.escape(label)}</code> "
+            f"{html.escape(body.strip()[:80])}</summary>"
             f"<pre style='white-space: pre-wrap'>{html.escape(body.strip())}</pre></details>")
 
 
@@ -73,11 +75,13 @@ def viewer(recording: Recording):
 
     rounds, count = recording.rounds, recording.tool_count
     page = w.HTML()
-    slider = w.IntSlider(value=1, min=1, max=max(len(rounds), 1), description="round", continuous_update=True)
+    slider = w.IntSlider(value=1, min=1, max=max(len(rounds), 1), description="round",
+                         continuous_update=True)
     back, forward = w.Button(description="◀ previous"), w.Button(description="next ▶")
 
     def turn(change=None):
-        page.value = round_html(rounds[slider.value - 1], count) if rounds else "<p>no rounds recorded</p>"
+        page.value = (round_html(rounds[slider.value - 1], count) if rounds
+                      else "<p>no rounds recorded</p>")
 
     back.on_click(lambda _: setattr(slider, "value", max(slider.min, slider.value - 1)))
     forward.on_click(lambda _: setattr(slider, "value", min(slider.max, slider.value + 1)))

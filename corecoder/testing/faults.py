@@ -31,13 +31,15 @@ def error_body(message: str, type_: str = "invalid_request_error", param: str | 
 class Fault:
     status: int | None  # the server's HTTP status; None: it breaks the stream itself
     body: dict | None  # the server's error body
-    raises: Callable[[], Exception] | None = None  # what a client ends up raising; None: a retry passes it
+    # what a client ends up raising; None: a retry passes it
+    raises: Callable[[], Exception] | None = None
 
 
 FAULTS = {
     "rate_limit": Fault(429, error_body("Rate limit reached for requests.", "rate_limit_error",
                                     code="rate_limit_exceeded")),
-    "server_error": Fault(500, error_body("The server had an error while processing your request.", "server_error")),
+    "server_error": Fault(500, error_body("The server had an error while processing your request.",
+                                          "server_error")),
     "overloaded": Fault(529, error_body("Overloaded", "overloaded_error")),
     "drop": Fault(None, None),  # half the stream, then the connection closes
     "error_event": Fault(None, None),  # half the stream, then an error event in it
@@ -45,10 +47,12 @@ FAULTS = {
                   lambda: ModelError("the provider rejected the API key (401, scripted)")),
     "bad_request": Fault(400, error_body("Bad request"),
                          lambda: ModelError("the provider refused the request (400, scripted)")),
-    "context_length": Fault(400, error_body("This model's maximum context length is 8192 tokens. However, your "
-                                        "messages resulted in 9000 tokens. Please reduce the length of the "
-                                        "messages.", param="messages", code="context_length_exceeded"),
-                            lambda: ContextTooLong("the request is longer than the context window (scripted)")),
+    "context_length": Fault(400, error_body("This model's maximum context length is 8192 tokens. "
+                                            "However, your messages resulted in 9000 tokens. "
+                                            "Please reduce the length of the messages.",
+                                            param="messages", code="context_length_exceeded"),
+                            lambda: ContextTooLong("the request is longer than the context window "
+                                                   "(scripted)")),
 }
 
 
@@ -68,7 +72,8 @@ class FaultyScriptedLLM(ScriptedLLM):
         super().__init__([{k: v for k, v in t.items() if k != "fault"} if isinstance(t, dict) else t
                           for t in turns], model)
 
-    def chat(self, messages: list[dict], tools: list[dict] | None = None, emit: Callable | None = None) -> Reply:
+    def chat(self, messages: list[dict], tools: list[dict] | None = None,
+             emit: Callable | None = None) -> Reply:
         while self.position < len(self.turns) and self.faults[self.position]:
             fault = FAULTS[self.faults[self.position]]
             self.position += 1

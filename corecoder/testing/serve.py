@@ -4,7 +4,8 @@ ScriptedLLM stands in for the client; this stands in for the provider, so the re
 `openai` client, streaming included, runs with no key and no network, and meets the
 ways real providers misbehave: rate limits, dropped streams, refused parameters, tool
 calls streamed in odd shapes. Each request consumes one turn of ScriptedLLM's script
-format; server-only keys: "fault" (faults.py) and "retry_after", "quirk" (QUIRKS), "reasoning_field".
+format; server-only keys: "fault" (faults.py) and "retry_after", "quirk" (QUIRKS),
+"reasoning_field".
 
     with ScriptServer(["hello"], reject=("stream_options",)) as server:
         client = openai.OpenAI(base_url=server.base_url, api_key="x")
@@ -26,18 +27,23 @@ from ..messages import IllegalHistory, Reply, Usage, check_history
 from ..scripted import SERVER_KEYS, ScriptError, parse_turn
 from .faults import FAULTS, check_fault, error_body
 
-QUIRKS = ("standard", "repeat_first", "shared_index", "null_index", "stray_index", "whole", "id_every_chunk")
+QUIRKS = ("standard", "repeat_first", "shared_index", "null_index", "stray_index", "whole",
+          "id_every_chunk")
 REASONING_FIELDS = ("reasoning_content", "reasoning", "think_tags")
-FRAGMENT = 7  # characters of tool-call arguments per streamed chunk: small, so reassembly is exercised
+# characters of tool-call arguments per streamed chunk: small, so reassembly is exercised
+FRAGMENT = 7
 
 
 class ScriptServer:
     """Serves a script on 127.0.0.1 from a background thread; use it as a context manager."""
 
-    def __init__(self, turns: list | str | Path, reject=(), model: str | None = None, port: int = 0):
-        if isinstance(turns, (str, Path)):  # a file, as ScriptedLLM.from_json reads it: [turns] or {model, turns}
+    def __init__(self, turns: list | str | Path, reject=(), model: str | None = None,
+                 port: int = 0):
+        # a file, as ScriptedLLM.from_json reads it: [turns] or {model, turns}
+        if isinstance(turns, (str, Path)):
             data = json.loads(Path(turns).read_text(encoding="utf-8"))
-            turns, model = (data["turns"], model or data.get("model")) if isinstance(data, dict) else (data, model)
+            turns, model = ((data["turns"], model or data.get("model"))
+                            if isinstance(data, dict) else (data, model))
         self.turns = [(parse_turn(t, i), _server_keys(t, i)) for i, t in enumerate(turns)]
         self.model = model or "scripted"
         self.reject = frozenset(reject)
@@ -56,7 +62,8 @@ class ScriptServer:
         self._httpd.block_on_close = False  # never wait on a client that keeps its socket open
         self._httpd.script = self
         self.port = self._httpd.server_address[1]
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},  # close() waits a poll
+        threading.Thread(target=self._httpd.serve_forever,
+                         kwargs={"poll_interval": 0.02},  # close() waits a poll
                          daemon=True, name="corecoder-serve").start()
         return self
 
@@ -72,10 +79,12 @@ class ScriptServer:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def record(self, method: str, path: str, body, size: int = 0) -> None:  # size: the raw body's bytes
+    # size: the raw body's bytes
+    def record(self, method: str, path: str, body, size: int = 0) -> None:
         stream = isinstance(body, dict) and bool(body.get("stream"))
         with self._lock:
-            self.requests.append({"method": method, "path": path, "body": body, "stream": stream, "bytes": size})
+            self.requests.append({"method": method, "path": path, "body": body, "stream": stream,
+                                  "bytes": size})
 
     def next_turn(self) -> tuple[int, Reply | None, dict]:
         """The request's number and its turn; (n, None, {}) once the script has run out."""
@@ -92,7 +101,8 @@ def _server_keys(turn, index: int) -> dict:
     keys = {k: turn[k] for k in SERVER_KEYS if k in turn}
     for key, allowed in (("quirk", QUIRKS), ("reasoning_field", REASONING_FIELDS)):
         if key in keys and keys[key] not in allowed:
-            raise ScriptError(f"turn {index + 1}: {key} {keys[key]!r} is not one of {', '.join(allowed)}")
+            raise ScriptError(f"turn {index + 1}: {key} {keys[key]!r} is not one of "
+                              f"{', '.join(allowed)}")
     return keys
 
 
@@ -121,7 +131,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.split("?")[0] != "/v1/chat/completions":
             return self._not_found("POST")
         problem = _invalid(body, script.reject)
-        if problem:  # refused before the script is touched: the turn is still there for the next try
+        # refused before the script is touched: the turn is still there for the next try
+        if problem:
             return self._send_json(400, problem)
         n, reply, keys = script.next_turn()
         if reply is None:
@@ -132,10 +143,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, body: dict, n: int, reply: Reply, keys: dict) -> None:
         fault, stream = keys.get("fault"), bool(body.get("stream"))
         if fault == "drop" and not stream:
-            self.close_connection = True  # no status line, nothing: the client sees the socket close
+            # no status line, nothing: the client sees the socket close
+            self.close_connection = True
             return
         if fault and FAULTS[fault].status:
-            retry = {"Retry-After": str(keys.get("retry_after", 0))} if fault == "rate_limit" else {}
+            retry = ({"Retry-After": str(keys.get("retry_after", 0))} if fault == "rate_limit"
+                     else {})
             return self._send_json(FAULTS[fault].status, FAULTS[fault].body, retry)
         cid, model = f"chatcmpl-scripted-{n}", body.get("model") or self.server.script.model
         if not stream:
@@ -144,22 +157,25 @@ class _Handler(BaseHTTPRequestHandler):
         half = chunks[: max(1, len(chunks) // 2)]
         if fault == "drop":  # half the reply, then the socket closes
             return self._send_stream(half, done=False)
-        if fault == "error_event":  # half the reply, then an error inside the stream (OpenRouter does this)
-            return self._send_stream([*half, error_body("Upstream provider error mid-stream", "server_error")], done=True)
+        # half the reply, then an error inside the stream (OpenRouter does this)
+        if fault == "error_event":
+            return self._send_stream([*half, error_body("Upstream provider error mid-stream",
+                                                        "server_error")], done=True)
         if (body.get("stream_options") or {}).get("include_usage"):
             chunks.append({**_chunk_head(cid, model), "choices": [], "usage": _usage(reply, body)})
         self._send_stream(chunks, done=True)
 
     def _send_head(self, status: int, headers: dict) -> None:
         self.send_response(status)
-        for name, value in {**headers, "Connection": "close"}.items():  # one request a connection: no idle sockets
+        # one request a connection: no idle sockets
+        for name, value in {**headers, "Connection": "close"}.items():
             self.send_header(name, value)
         self.end_headers()
 
     def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
         data = json.dumps(payload).encode()
-        self._send_head(status, {"Content-Type": "application/json", "Content-Length": str(len(data)),
-                                 **(headers or {})})
+        self._send_head(status, {"Content-Type": "application/json",
+                                 "Content-Length": str(len(data)), **(headers or {})})
         self.wfile.write(data)
 
     def _send_stream(self, chunks: list[dict], done: bool) -> None:
@@ -196,16 +212,19 @@ def _rejection(name: str, value) -> dict:
     """A parameter this provider refuses, worded the way the real ones word it."""
     if name == "max_tokens":
         return error_body("Unsupported parameter: 'max_tokens' is not supported with this model. "
-                      "Use 'max_completion_tokens' instead.", param="max_tokens", code="unsupported_parameter")
+                          "Use 'max_completion_tokens' instead.",
+                          param="max_tokens", code="unsupported_parameter")
     if name == "temperature":
-        return error_body(f"Unsupported value: 'temperature' does not support {value} with this model. "
-                      "Only the default (1) value is supported.", param="temperature", code="unsupported_value")
+        return error_body(f"Unsupported value: 'temperature' does not support {value} "
+                          "with this model. Only the default (1) value is supported.",
+                          param="temperature", code="unsupported_value")
     return error_body(f"Unrecognized request argument supplied: {name}")
 
 
 def _usage(reply: Reply, body: dict) -> dict:
     """The turn's usage, or a deterministic estimate at ~4 characters a token."""
-    reply_chars = len(reply.text) + len(reply.reasoning) + sum(len(c.name + c.arguments) for c in reply.tool_calls)
+    reply_chars = (len(reply.text) + len(reply.reasoning)
+                   + sum(len(c.name + c.arguments) for c in reply.tool_calls))
     usage = reply.usage or Usage(len(json.dumps(body)) // 4, reply_chars // 4)
     return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.prompt_tokens + usage.completion_tokens,
@@ -221,18 +240,21 @@ def _content(reply: Reply, keys: dict) -> str:
 def completion(reply: Reply, keys: dict, model: str, cid: str, usage: dict) -> dict:
     """The whole reply as one non-streaming `chat.completion` object."""
     field = keys.get("reasoning_field", "reasoning_content")
-    message = {"role": "assistant", "content": _content(reply, keys) or (None if reply.tool_calls else "")}
+    message = {"role": "assistant",
+               "content": _content(reply, keys) or (None if reply.tool_calls else "")}
     if reply.reasoning and field != "think_tags":
         message[field] = reply.reasoning
     if reply.tool_calls:
         message["tool_calls"] = [call.as_dict() for call in reply.tool_calls]
     finish = "tool_calls" if reply.tool_calls else "stop"
     choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
-    return {"id": cid, "object": "chat.completion", "created": 0, "model": model, "choices": [choice], "usage": usage}
+    return {"id": cid, "object": "chat.completion", "created": 0, "model": model,
+            "choices": [choice], "usage": usage}
 
 
 def _chunk_head(cid: str, model: str) -> dict:
-    return {"id": cid, "object": "chat.completion.chunk", "created": 0, "model": model}  # created: fixed, for replay
+    # created: fixed, for replay
+    return {"id": cid, "object": "chat.completion.chunk", "created": 0, "model": model}
 
 
 def stream_chunks(reply: Reply, keys: dict, model: str, cid: str) -> list[dict]:
@@ -244,7 +266,8 @@ def stream_chunks(reply: Reply, keys: dict, model: str, cid: str) -> list[dict]:
     deltas += [{"content": word} for word in _words(_content(reply, keys))]
     deltas += [{"tool_calls": [d]} for d in tool_call_deltas(reply, keys.get("quirk", "standard"))]
     choices = [{"index": 0, "delta": d, "finish_reason": None} for d in deltas]
-    choices.append({"index": 0, "delta": {}, "finish_reason": "tool_calls" if reply.tool_calls else "stop"})
+    choices.append({"index": 0, "delta": {},
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop"})
     return [{**_chunk_head(cid, model), "choices": [c]} for c in choices]
 
 
@@ -258,27 +281,34 @@ def tool_call_deltas(reply: Reply, quirk: str = "standard") -> list[dict]:
     deltas = []
     for i, call in enumerate(reply.tool_calls):
         index = {"shared_index": 0, "null_index": None}.get(quirk, i)
-        head = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        head = {"index": index, "id": call.id, "type": "function",
+                "function": {"name": call.name, "arguments": ""}}
         if quirk == "whole":
             deltas.append({**head, "function": {"name": call.name, "arguments": call.arguments}})
             continue
         deltas += [head, dict(head)] if quirk == "repeat_first" else [head]
-        fragments = [call.arguments[k:k + FRAGMENT] for k in range(0, len(call.arguments), FRAGMENT)]
+        fragments = [call.arguments[k:k + FRAGMENT]
+                     for k in range(0, len(call.arguments), FRAGMENT)]
         for k, fragment in enumerate(fragments):
             if quirk == "id_every_chunk":
                 deltas.append({**head, "function": {"name": call.name, "arguments": fragment}})
             else:  # only the first chunk of a call carries its id and name
                 stray = quirk == "stray_index" and k > 0
-                deltas.append({"index": 99 + i if stray else index, "function": {"arguments": fragment}})
+                deltas.append({"index": 99 + i if stray else index,
+                               "function": {"arguments": fragment}})
     return deltas
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m corecoder.testing.serve", description=__doc__.splitlines()[0])
-    parser.add_argument("script", help="a JSON script: a list of turns, or {\"model\": ..., \"turns\": [...]}")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    parser = argparse.ArgumentParser(prog="python -m corecoder.testing.serve",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("script", help="a JSON script: a list of turns, "
+                                       "or {\"model\": ..., \"turns\": [...]}")
+    parser.add_argument("--port", type=int, default=0,
+                        help="port on 127.0.0.1 (default: any free port)")
     args = parser.parse_args(argv)
-    with ScriptServer(args.script, port=args.port) as server, contextlib.suppress(KeyboardInterrupt):
+    with (ScriptServer(args.script, port=args.port) as server,
+          contextlib.suppress(KeyboardInterrupt)):
         print(server.base_url, flush=True)
         threading.Event().wait()  # until Ctrl+C
 

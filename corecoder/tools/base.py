@@ -26,7 +26,7 @@ class Tool:
 
     def state(self, ws: Workspace) -> str:
         """What this tool keeps in the workspace that the model must always see (the todo
-        tool: the list), or "". The agent tells it to the model, and tells it again if it changes."""
+        tool: the list), or "". The agent tells it to the model, and again when it changes."""
         return ""
 
     def schema(self) -> dict:
@@ -56,8 +56,8 @@ _TYPES = {
 
 
 def _is(value, type_name: str) -> bool:
-    if type_name not in _TYPES:
-        return True  # a type we don't know (an MCP server's schema may say anything): the tool decides
+    if type_name not in _TYPES:  # unknown (an MCP server may say anything): the tool decides
+        return True
     # bool is a subclass of int in Python, but not in JSON.
     if type_name in ("integer", "number") and isinstance(value, bool):
         return False
@@ -77,7 +77,8 @@ def problems(schema: dict, value, where: str = "") -> list[str]:
     if wanted:
         names = wanted if isinstance(wanted, list) else [wanted]
         if not any(_is(value, n) for n in names):
-            return [f"{label} should be {' or '.join(names)}, got {type(value).__name__} {value!r:.60}"]
+            got = f"{type(value).__name__} {value!r:.60}"
+            return [f"{label} should be {' or '.join(names)}, got {got}"]
     found = []
     if "enum" in schema and value not in schema["enum"]:
         found.append(f"{label} should be one of {schema['enum']}, got {value!r:.60}")
@@ -101,13 +102,12 @@ def problems(schema: dict, value, where: str = "") -> list[str]:
 def _object_problems(schema: dict, value: dict, where: str) -> list[str]:
     props = schema.get("properties", {})
     prefix = f"{where}." if where else ""
-    found = [f"missing required argument '{prefix}{k}'" for k in schema.get("required", []) if k not in value]
+    found = [f"missing required argument '{prefix}{k}'" for k in schema.get("required", [])
+             if k not in value]
     if schema.get("additionalProperties") is False:
-        found += [
-            f"unexpected argument '{prefix}{k}' (expected: {', '.join(props) or 'none'})"
-            for k in value
-            if k not in props
-        ]
+        expected = ", ".join(props) or "none"
+        found += [f"unexpected argument '{prefix}{k}' (expected: {expected})" for k in value
+                  if k not in props]
     for k, v in value.items():
         if k in props:
             found += problems(props[k], v, f"{prefix}{k}")

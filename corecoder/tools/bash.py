@@ -41,7 +41,9 @@ from .base import Tool, ToolError
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
-KEEP_BYTES = 1 << 20  # of each stream's head and of its tail; the agent bounds what it shows, this what we hold
+# Of each stream, the head and the tail kept: the agent bounds what the model is shown,
+# this bounds what is held in memory (`yes` for a minute costs 2 MiB, not gigabytes).
+KEEP_BYTES = 1 << 20
 # After the shell exits, a background job (`server &`) may hold the pipes open forever:
 # read on this long for output already on its way, then stop.
 AFTER_EXIT_SECONDS = 0.2
@@ -50,17 +52,18 @@ AFTER_EXIT_SECONDS = 0.2
 class Bash(Tool):
     name = "bash"
     description = (
-        "Run a bash command in the working directory; get stdout, stderr and the exit code. No "
-        f"stdin; `cd` carries over to later calls. Killed with all it started after `timeout` s "
-        f"(default {DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}), keeping the output so far. Background "
-        "jobs outlive the call: send their output to a file. Refuses commands that wipe the system "
-        "(rm -rf /, mkfs...)."
+        "Run a bash command in the working directory; get stdout, stderr and the exit code. "
+        "No stdin; `cd` carries over to later calls. Killed with all it started after `timeout` "
+        f"s (default {DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}), keeping the output so far. "
+        "Background jobs outlive the call: send their output to a file. Refuses commands that "
+        "wipe the system (rm -rf /, mkfs...)."
     )
     parameters = {
         "type": "object",
         "properties": {
             "command": {"type": "string", "description": "The bash command line (may span lines)."},
-            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT},
+            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT,
+                        "default": DEFAULT_TIMEOUT},
         },
         "required": ["command"],
         "additionalProperties": False,
@@ -72,9 +75,10 @@ class Bash(Tool):
             raise ToolError("command is empty")
         reason = blocked_reason(command)
         if reason:
-            raise ToolError(f"refused: {reason}. If it is really meant, ask the user to run it themselves.")
+            raise ToolError(f"refused: {reason}. If it is really meant, ask the user to run it "
+                            "themselves.")
         note = ""
-        if not ws.cwd.is_dir():  # the cwd was deleted: stand in its nearest surviving parent, and say so
+        if not ws.cwd.is_dir():  # the cwd was deleted: stand in its nearest surviving parent
             gone = ws.cwd
             while not ws.cwd.is_dir():
                 ws.cwd = ws.cwd.parent
@@ -84,7 +88,8 @@ class Bash(Tool):
             startup = Path(scratch) / "startup.sh"
             startup.write_text(startup_script(where, os.environ.get("BASH_ENV")))
             # A pager waiting for a keypress would hang the call until its timeout.
-            env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "BASH_ENV": str(startup)}
+            env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb",
+                   "BASH_ENV": str(startup)}
             out, err, code, ending = execute(command, ws, env, timeout)
             if where.exists():  # not after a timeout, nor when the command replaced our trap
                 moved = Path(os.fsdecode(where.read_bytes().removesuffix(b"\n")))
@@ -93,14 +98,17 @@ class Bash(Tool):
         out, err = out.rstrip("\n"), err.rstrip("\n")
         parts = ([out] if out else []) + ([f"[stderr]\n{err}"] if err else [])
         if ending in ("cancelled", "timeout"):
-            why = "interrupted by the user" if ending == "cancelled" else f"timed out after {timeout} s"
+            why = f"timed out after {timeout} s"
+            if ending == "cancelled":
+                why = "interrupted by the user"
             parts.append(f"[{why}: the command and everything it started were killed]")
         elif code < 0:
             parts.append(f"[killed by signal {signal.Signals(-code).name}]")
         elif code:
             parts.append(f"[exit code {code}]")
         if ending == "lingering":
-            parts.append("[a background job still holds the output open; what it prints later is not shown]")
+            parts.append("[a background job still holds the output open; what it prints later "
+                         "is not shown]")
         return note + ("\n".join(parts) or "(no output)")
 
 
@@ -116,13 +124,16 @@ def startup_script(cwd_file: Path, user_bash_env: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def execute(command: str, ws: Workspace, env: dict[str, str], timeout: int) -> tuple[str, str, int, str]:
-    """Run it; return stdout, stderr, exit code and how it ended: "exited", "timeout", "cancelled" or
-    "lingering". `ws.cancelled` is set when the user interrupts calls running in other threads."""
+def execute(command: str, ws: Workspace, env: dict[str, str],
+            timeout: int) -> tuple[str, str, int, str]:
+    """Run it; return stdout, stderr, exit code and how it ended: "exited", "timeout",
+    "cancelled" or "lingering". `ws.cancelled` is set when the user interrupts calls running
+    in other threads."""
     try:
         # A new session also has no controlling terminal, so git & co cannot prompt on /dev/tty.
-        proc = subprocess.Popen(["bash", "-c", command], cwd=ws.cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(["bash", "-c", command], cwd=ws.cwd, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
     except FileNotFoundError as e:
         raise ToolError("bash is not installed on this machine") from e
     out, err = HeadAndTail(), HeadAndTail()
@@ -133,9 +144,9 @@ def execute(command: str, ws: Workspace, env: dict[str, str], timeout: int) -> t
             ending = pump(pipes, proc, deadline=time.monotonic() + timeout, cancelled=ws.cancelled)
             if ending in ("timeout", "cancelled"):
                 kill_group(proc)
-                pump(pipes, proc, deadline=time.monotonic() + AFTER_EXIT_SECONDS)  # what was in flight
+                pump(pipes, proc, deadline=time.monotonic() + AFTER_EXIT_SECONDS)  # in flight
         finally:
-            if proc.poll() is None:  # Ctrl+C or a crash while reading: don't leave the command running
+            if proc.poll() is None:  # Ctrl+C or a crash while reading: don't leave it running
                 kill_group(proc)
         code = proc.wait()
     return out.text(), err.text(), code, ending
@@ -187,7 +198,7 @@ class HeadAndTail:
         self.tail += chunk[room:]
         excess = len(self.tail) - KEEP_BYTES
         if excess > 0:
-            del self.tail[:excess]  # cheap: CPython's bytearray drops a prefix without copying the rest
+            del self.tail[:excess]  # cheap: CPython's bytearray drops a prefix without a copy
             self.dropped += excess
 
     def text(self) -> str:
@@ -196,7 +207,8 @@ class HeadAndTail:
 
 
 _COMMAND_START = r"(?:^|[;&|(`{])\s*(?:sudo\s+)?"  # where a new command begins
-_ROOT_OR_HOME = r"""["']?(?:/|~|\$HOME|\$\{HOME\})/?\*?["']?(?=$|[\s;&|)])"""  # /, /*, ~, ~/, $HOME/*
+# /, /*, ~, ~/, $HOME/*, quoted or not
+_ROOT_OR_HOME = r"""["']?(?:/|~|\$HOME|\$\{HOME\})/?\*?["']?(?=$|[\s;&|)])"""
 _DISK = r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)"
 
 # (pattern, why it is refused). Each is something no coding task needs and one slip makes.
@@ -206,7 +218,8 @@ BLOCKED_COMMANDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (rf"(?<![\w-])rm\s(?:[^;&|\n]*\s)?{_ROOT_OR_HOME}",
          "rm on / or the home directory deletes the whole system or all of the user's files"),
         (rf"(?<![\w-])ch(?:mod|own|grp)(?=[^;&|\n]*\s(?:-\w*R|--recursive))\s(?:[^;&|\n]*\s)?{_ROOT_OR_HOME}",
-         "a recursive chmod/chown of / or the home directory breaks the system or the user's files"),
+         "a recursive chmod/chown of / or the home directory breaks the system or the user's "
+         "files"),
         (rf"(?<![\w-])find\s+{_ROOT_OR_HOME}[^;&|\n]*\s-delete\b",
          "find -delete from / or the home directory deletes files everywhere"),
         (rf"{_COMMAND_START}(?:mkfs(?:\.\w+)?|wipefs)(?![\w.-])",
@@ -220,7 +233,8 @@ BLOCKED_COMMANDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          "kill ... -1 signals every process the user owns, this agent included"),
         (r"\bgit\s+push\b(?=[^;&|\n]*(?:\s(?:--force|-f)(?![\w-])|\s\+))"
          r"(?=[^;&|\n]*[\s:+](?:main|master)(?=$|[\s;&|]))",
-         "a force push to main/master rewrites history others have pulled (--force-with-lease is allowed)"),
+         "a force push to main/master rewrites history others have pulled "
+         "(--force-with-lease is allowed)"),
     )
 )
 

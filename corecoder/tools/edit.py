@@ -42,9 +42,11 @@ class EditFile(Tool):
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "File to edit."},
-            "old_string": {"type": "string", "description": "Exact text to replace (unique in the file)."},
+            "old_string": {"type": "string",
+                           "description": "Exact text to replace (unique in the file)."},
             "new_string": {"type": "string", "description": "Text to put in its place."},
-            "replace_all": {"type": "boolean", "description": "Replace every exact match. Default false."},
+            "replace_all": {"type": "boolean",
+                            "description": "Replace every exact match. Default false."},
         },
         "required": ["path", "old_string", "new_string"],
         "additionalProperties": False,
@@ -53,33 +55,36 @@ class EditFile(Tool):
 
     def run(self, ws: Workspace, path: str, old_string: str, new_string: str,
             replace_all: bool = False) -> str:
-        if not old_string.strip():  # an empty pattern matches everywhere: peers that allowed it corrupted files
-            raise ToolError("old_string is empty or only whitespace, so it cannot identify one place. Give "
-                            "the exact text to replace with a few surrounding lines. To create or "
-                            "overwrite a file, use write_file.")
+        if not old_string.strip():  # it matches everywhere: peers that allowed it corrupted files
+            raise ToolError("old_string is empty or only whitespace, so it cannot identify one "
+                            "place. Give the exact text to replace with a few surrounding lines. "
+                            "To create or overwrite a file, use write_file.")
         if old_string == new_string:
-            raise ToolError("old_string and new_string are identical, so there is nothing to change.")
+            raise ToolError("old_string and new_string are identical, so there is nothing to "
+                            "change.")
         target = ws.resolve(path)
         shown = ws.show(target)
         text, bom = read_text(target, shown)
         places = exact(text, old_string, new_string)
         how = ""
         if len(places) > 1 and replace_all:
-            places = exact(text, old_string, new_string, overlapping=False)  # as str.replace counts them
+            places = exact(text, old_string, new_string, overlapping=False)  # as str.replace does
         elif len(places) > 1:
-            raise ToolError(f"old_string occurs {len(places)} times in {shown} (lines {lines_of(text, places)}). "
-                            f"{MORE_CONTEXT}, or set replace_all to true to change all.")
+            raise ToolError(f"old_string occurs {len(places)} times in {shown} (lines "
+                            f"{lines_of(text, places)}). {MORE_CONTEXT}, or set replace_all to "
+                            "true to change all.")
         elif not places:
             places, how = tolerant(text, old_string, new_string, replace_all, shown)
         after = apply(text, places)
         if after == text:
             raise ToolError(f"That edit would leave {shown} unchanged; nothing was written.")
         atomic_write(target, bom + after)
-        count = "1 occurrence at line" if len(places) == 1 else f"{len(places)} occurrences at lines"
+        count = f"{len(places)} occurrences at lines" if len(places) > 1 else "1 occurrence at line"
         summary = f"Edited {shown}: replaced {count} {lines_of(text, places)}"
         summary += f" (tolerant match: {how})." if how else "."
-        a, b = line_texts(text), line_texts(after)  # without line breaks: no \r noise for CRLF files
-        return "\n".join([summary, *difflib.unified_diff(a, b, f"a/{shown}", f"b/{shown}", lineterm="")])
+        a, b = line_texts(text), line_texts(after)  # without line breaks: no \r noise in CRLF files
+        return "\n".join([summary, *difflib.unified_diff(a, b, f"a/{shown}", f"b/{shown}",
+                                                         lineterm="")])
 
 
 def exact(text: str, old: str, new: str, overlapping: bool = True) -> list[Place]:
@@ -92,7 +97,7 @@ def exact(text: str, old: str, new: str, overlapping: bool = True) -> list[Place
 
 
 def apply(text: str, places: list[Place]) -> str:
-    """`text` with each place replaced; line breaks in the new text take the file's dominant style."""
+    """`text` with each place replaced; line breaks in the new text take the file's main style."""
     crlf = text.count("\r\n")
     ending = None if "\n" not in text else "\r\n" if crlf > text.count("\n") - crlf else "\n"
     out, last = [], 0
@@ -116,7 +121,8 @@ def read_text(path: Path, shown: str) -> tuple[str, str]:
     if not path.exists():
         raise ToolError(f"{shown} does not exist. To create a new file, use write_file.")
     if path.is_dir():
-        raise ToolError(f"{shown} is a directory; edit_file edits one file (glob lists a directory).")
+        raise ToolError(f"{shown} is a directory; edit_file edits one file (glob lists a "
+                        "directory).")
     data = path.read_bytes()
     if looks_binary(data):
         raise ToolError(f"{shown} looks like a binary file; edit_file only edits text files.")
@@ -124,7 +130,8 @@ def read_text(path: Path, shown: str) -> tuple[str, str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         bad = f"byte {e.object[e.start]:#04x} at offset {e.start}"
-        raise ToolError(f"{shown} is not UTF-8 ({bad}); edit_file leaves such files untouched.") from None
+        raise ToolError(f"{shown} is not UTF-8 ({bad}); edit_file leaves such files "
+                        "untouched.") from None
     return (text[1:], BOM) if text.startswith(BOM) else (text, "")
 
 
@@ -137,7 +144,8 @@ def whole_line_breaks(text: str, places: list[Place]) -> list[Place]:
     return [(start, end, new) for start, end, new in places if not cuts(start) and not cuts(end)]
 
 
-def tolerant(text: str, old: str, new: str, replace_all: bool, shown: str) -> tuple[list[Place], str]:
+def tolerant(text: str, old: str, new: str, replace_all: bool,
+             shown: str) -> tuple[list[Place], str]:
     """The one place a tolerant matcher finds, and what it forgave; ToolError if none finds one."""
     attempts = [("", old, new, TOLERANT)]
     unnumbered = without_line_numbers(old, new)
@@ -150,25 +158,29 @@ def tolerant(text: str, old: str, new: str, replace_all: bool, shown: str) -> tu
             if len(places) == 1:
                 return places, how
             if places:  # a tolerant match must be unique: never guess between places
+                only = " (replace_all applies only to exact matches)." if replace_all else "."
                 raise ToolError(f"old_string matches no place exactly, and {len(places)} places in "
-                                f"{shown} after {how} (lines {lines_of(text, places)}). {MORE_CONTEXT}"
-                                + (" (replace_all applies only to exact matches)." if replace_all else "."))
+                                f"{shown} after {how} (lines {lines_of(text, places)}). "
+                                f"{MORE_CONTEXT}{only}")
     raise ToolError(no_match(text, unnumbered[0] if unnumbered else old, shown))
 
 
 def ignoring_line_endings(text: str, old: str, new: str) -> list[Place]:
     pattern = r"\r?\n".join(re.escape(part) for part in re.split(r"\r?\n", old))
-    found = [(m.start(1), m.end(1), new) for m in re.finditer(f"(?=({pattern}))", text)]  # overlaps too
+    matches = re.finditer(f"(?=({pattern}))", text)  # a lookahead: overlapping places count too
+    found = [(m.start(1), m.end(1), new) for m in matches]
     return whole_line_breaks(text, found)
 
 
 def ignoring_trailing_whitespace(text: str, old: str, new: str) -> list[Place]:
-    return [(start, end, new) for start, end, model, file in line_matches(text, old) if model == file]
+    return [(start, end, new) for start, end, model, file in line_matches(text, old)
+            if model == file]
 
 
 def shifted_indentation(text: str, old: str, new: str) -> list[Place]:
     # Runs after the trailing-whitespace step found nothing, so every match here has a real shift.
-    return [(start, end, reindent(new, model, file)) for start, end, model, file in line_matches(text, old)]
+    return [(start, end, reindent(new, model, file))
+            for start, end, model, file in line_matches(text, old)]
 
 
 TOLERANT = (  # (what was forgiven, how to find places), from the narrowest to the widest
@@ -192,11 +204,11 @@ def line_texts(text: str) -> list[str]:
 
 
 def split_lines(old: str) -> list[str]:
-    """old's lines; a line break at the very end ends the last line rather than starting a new one."""
+    """old's lines; a line break at the very end ends the last line, not starting a new one."""
     return re.split(r"\r?\n", re.sub(r"\r?\n\Z", "", old))
 
 
-def line_matches(text: str, old: str) -> list[tuple[int, int, str, str]]:  # start, end, both indents
+def line_matches(text: str, old: str) -> list[tuple[int, int, str, str]]:  # start, end, indents
     """Whole-line runs equal to old's lines but for trailing whitespace and a common indent."""
     wanted, ends_with_break = split_lines(old), old.endswith("\n")
     model = common_indent(wanted)
@@ -215,7 +227,8 @@ def line_matches(text: str, old: str) -> list[tuple[int, int, str, str]]:  # sta
         have = [text[start:end] for start, end, _ in window]
         file = common_indent(have)
         if wanted_dedented == dedent(have, file):
-            found.append((window[0][0], last_end if ends_with_break else last_content_end, model, file))
+            end = last_end if ends_with_break else last_content_end
+            found.append((window[0][0], end, model, file))
     return found
 
 
@@ -238,7 +251,7 @@ def reindent(new: str, model: str, file: str) -> str:
             return file + line[len(model) :]
         if file.startswith(model):  # the file is deeper: add the extra
             return file[len(model) :] + line
-        if model.startswith(file):  # the model was deeper: remove as much of the extra as the line has
+        if model.startswith(file):  # the model was deeper: remove what the line has of the extra
             return line[len(os.path.commonprefix([line, model[len(file) :]])) :]
         return line
 
@@ -268,7 +281,8 @@ def no_match(text: str, old: str, shown: str) -> str:
         return head + " Nothing in the file resembles it: read the file to see its current content."
     start = max(0, stripped.index(close[0]) - first)
     block = lines[start : start + len(wanted)]  # no longer than the old_string the model just sent
-    ratio = difflib.SequenceMatcher(None, "\n".join(block), "\n".join(wanted), autojunk=False).ratio()
+    similar = difflib.SequenceMatcher(None, "\n".join(block), "\n".join(wanted), autojunk=False)
     span = f"lines {start + 1}-{start + len(block)}" if len(block) > 1 else f"line {start + 1}"
-    return (f"{head} The closest text is {span} ({ratio:.0%} similar):\n" + "\n".join(block)
-            + "\nCopy the text exactly as it is in the file (without read_file's line numbers) and try again.")
+    return (f"{head} The closest text is {span} ({similar.ratio():.0%} similar):\n"
+            + "\n".join(block) + "\nCopy the text exactly as it is in the file (without "
+            "read_file's line numbers) and try again.")

@@ -34,8 +34,10 @@ class ReadFile(Tool):
     parameters = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File to read, relative to the working directory."},
-            "offset": {"type": "integer", "minimum": 1, "description": "First line to show (1-based)."},
+            "path": {"type": "string",
+                     "description": "File to read, relative to the working directory."},
+            "offset": {"type": "integer", "minimum": 1,
+                       "description": "First line to show (1-based)."},
             "limit": {"type": "integer", "minimum": 1, "description": "Most lines to show."},
         },
         "required": ["path"],
@@ -48,7 +50,8 @@ class ReadFile(Tool):
         shown = ws.show(target)
         data = read_bytes(ws, target)
         if looks_binary(data):
-            raise ToolError(f"{shown} is a binary file ({len(data):,} bytes); read_file shows text only")
+            raise ToolError(f"{shown} is a binary file ({len(data):,} bytes); "
+                            "read_file shows text only")
         # utf-8-sig drops a leading BOM, so it never shows up as a stray first character.
         lines = split_lines(data.decode("utf-8-sig", errors="replace"))
         if not lines:
@@ -65,7 +68,8 @@ class ReadFile(Tool):
         last = offset + len(window) - 1
         if last == len(lines):
             return "\n".join([*window, f"(end of file, {count(len(lines))})"])
-        return "\n".join([*window, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
+        more = f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"
+        return "\n".join([*window, more])
 
 
 def split_lines(text: str) -> list[str]:
@@ -88,10 +92,11 @@ def count(n: int) -> str:
 
 
 def read_bytes(ws: Workspace, target: Path) -> bytes:
-    """The file's bytes, or a ToolError that helps: a directory, a broken link, a typo in the name."""
+    """The file's bytes, or a ToolError that helps: a directory, a broken link, a typo in a name."""
     shown = ws.show(target)
     if target.is_dir():
-        raise ToolError(f"{shown} is a directory; use glob (e.g. pattern='*' with path='{shown}') to list it")
+        raise ToolError(f"{shown} is a directory; use glob (e.g. pattern='*' with path='{shown}') "
+                        "to list it")
     try:
         return target.read_bytes()
     except FileNotFoundError:
@@ -101,7 +106,8 @@ def read_bytes(ws: Workspace, target: Path) -> bytes:
     if target.is_symlink():
         raise ToolError(f"{shown} is a symlink to {os.readlink(target)}, which does not exist")
     if not target.parent.is_dir():
-        raise ToolError(f"no such file: {shown} (the directory {ws.show(target.parent)} does not exist)")
+        folder = ws.show(target.parent)
+        raise ToolError(f"no such file: {shown} (the directory {folder} does not exist)")
     # A name that looks like a typo or a case slip away from the one asked for.
     by_lower = {name.lower(): name for name in sorted(os.listdir(target.parent))}
     close = difflib.get_close_matches(target.name.lower(), list(by_lower), n=3, cutoff=0.6)

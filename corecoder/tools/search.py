@@ -67,14 +67,15 @@ class Glob(Tool):
     name = "glob"
     description = (
         "Find files by name: `*.py` (this folder), `**/*.py` (any depth), `src/**/test_*.{py,js}`. "
-        f"Newest first, at most {MAX_GLOB_RESULTS}. Skips .git, node_modules, virtualenvs and build "
-        "folders unless named in `path` or the pattern."
+        f"Newest first, at most {MAX_GLOB_RESULTS}. Skips .git, node_modules, virtualenvs and "
+        "build folders unless named in `path` or the pattern."
     )
     parameters = {
         "type": "object",
         "properties": {
             "pattern": {"type": "string", "description": "Glob pattern, relative to `path`."},
-            "path": {"type": "string", "description": "Directory to search from (default: working dir)."},
+            "path": {"type": "string",
+                     "description": "Directory to search from (default: working dir)."},
         },
         "required": ["pattern"],
         "additionalProperties": False,
@@ -84,64 +85,73 @@ class Glob(Tool):
     def run(self, ws: Workspace, pattern: str, path: str | None = None) -> str:
         base = search_root(ws, path)
         if not base.is_dir():
-            raise ToolError(f"{ws.show(base)} is a file; glob searches a directory (read_file reads a file)")
+            raise ToolError(f"{ws.show(base)} is a file; glob searches a directory "
+                            "(read_file reads a file)")
         if not pattern.strip():
             raise ToolError("pattern is empty; try '**/*' for every file")
         found = set()
         for each in expand_braces(pattern):
-            # Walk from the pattern's literal start (src/app in src/app/**/*.py): faster, and it
-            # lets node_modules/x/*.js look inside a directory the walk would otherwise skip.
+            # Walk from the pattern's literal start (src/app in src/app/**/*.py): faster, and
+            # it lets node_modules/x/*.js look inside a folder the walk would otherwise skip.
             parts = [p for p in each.split("/") if p not in ("", ".")]
-            literal = next((i for i, p in enumerate(parts[:-1]) if any(c in p for c in "*?[")), len(parts) - 1)
+            wild = [i for i, p in enumerate(parts[:-1]) if any(c in p for c in "*?[")]
+            literal = wild[0] if wild else len(parts) - 1
             root = Path("/" if each.startswith("/") else base, *parts[:literal])
             if parts and root.is_dir():
-                found |= {f for f in walk_files(root)
-                          if path_matches(list(f.relative_to(root).parts), parts[literal:]) and f.is_file()}
+                found |= {f for f in walk_files(root) if f.is_file()
+                          and path_matches(list(f.relative_to(root).parts), parts[literal:])}
         found = sorted(found, key=lambda f: (-modified(f), str(f)))
         if not found:
             return f"no files match {pattern!r} in {ws.show(base)}"
         lines = [ws.show(f) for f in found[:MAX_GLOB_RESULTS]]
         if len(found) > MAX_GLOB_RESULTS:
-            lines.append(f"({len(found) - MAX_GLOB_RESULTS} more not shown; narrow the pattern or the path)")
+            more = len(found) - MAX_GLOB_RESULTS
+            lines.append(f"({more} more not shown; narrow the pattern or the path)")
         return "\n".join(lines)
 
 
 class Grep(Tool):
     name = "grep"
     description = (
-        "Search file contents with a Python regex. `path`: a file or folder (default: working dir); "
-        "`include`: a file-name glob like `*.py`. Prints `path:line: text`, at most "
-        f"{MAX_GREP_MATCHES} matches from at most {MAX_GREP_FILES} files. Skips binary files, .git, "
-        "node_modules, virtualenvs and build folders."
+        "Search file contents with a Python regex. `path`: a file or folder (default: working "
+        "dir); `include`: a file-name glob like `*.py`. Prints `path:line: text`, at most "
+        f"{MAX_GREP_MATCHES} matches from at most {MAX_GREP_FILES} files. Skips binary files, "
+        ".git, node_modules, virtualenvs and build folders."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "Python regular expression (re module syntax)."},
-            "path": {"type": "string", "description": "File or directory to search (default: working dir)."},
-            "include": {"type": "string", "description": "Only files whose name matches this glob."},
+            "pattern": {"type": "string",
+                        "description": "Python regular expression (re module syntax)."},
+            "path": {"type": "string",
+                     "description": "File or directory to search (default: working dir)."},
+            "include": {"type": "string",
+                        "description": "Only files whose name matches this glob."},
         },
         "required": ["pattern"],
         "additionalProperties": False,
     }
     mutating = False
 
-    def run(self, ws: Workspace, pattern: str, path: str | None = None, include: str | None = None) -> str:
+    def run(self, ws: Workspace, pattern: str, path: str | None = None,
+            include: str | None = None) -> str:
         regex = compile_pattern(pattern)
         root = search_root(ws, path)
-        files = [root] if root.is_file() else walk_files(root)  # a file named outright: searched, include or not
+        # A file named outright is searched whatever its name; in a folder, `include` picks.
+        files = [root] if root.is_file() else (
+            f for f in walk_files(root) if included(f.relative_to(root), include))
         matches: list[str] = []
         scanned = binary = 0
         stopped = ""
         deadline = time.monotonic() + MAX_GREP_SECONDS
         for file in files:
-            if root.is_dir() and not included(file.relative_to(root), include):
-                continue
             if scanned == MAX_GREP_FILES:
-                stopped = f"stopped after {MAX_GREP_FILES} files; narrow the path or include to search the rest"
+                stopped = (f"stopped after {scanned} files; narrow the path or include to "
+                           "search the rest")
                 break
             if time.monotonic() > deadline:
-                stopped = f"stopped after {MAX_GREP_SECONDS} s ({scanned} files); narrow the path or include"
+                stopped = (f"stopped after {MAX_GREP_SECONDS} s ({scanned} files); narrow the "
+                           "path or include")
                 break
             scanned += 1
             try:
@@ -151,17 +161,19 @@ class Grep(Tool):
             if looks_binary(data):
                 binary += 1
                 continue
-            for number, line in enumerate(split_lines(data.decode("utf-8-sig", errors="replace")), 1):
+            for number, line in enumerate(split_lines(data.decode("utf-8-sig", "replace")), 1):
                 if found := regex.search(line):
-                    if len(matches) == MAX_GREP_MATCHES:  # a match past the cap: only now do we know
-                        stopped = f"stopped at {MAX_GREP_MATCHES} matches; narrow the pattern, path or include"
+                    if len(matches) == MAX_GREP_MATCHES:  # a match past the cap: now we know
+                        stopped = (f"stopped at {len(matches)} matches; narrow the pattern, "
+                                   "path or include")
                         break
                     matches.append(f"{ws.show(file)}:{number}: {around(line, found)}")
             if stopped:
                 break
         if not matches:
             skipped = f", binary files skipped: {binary}" if binary else ""
-            matches = [f"no matches for {pattern!r} in {ws.show(root)} (files searched: {scanned}{skipped})"]
+            searched = f"files searched: {scanned}{skipped}"
+            matches = [f"no matches for {pattern!r} in {ws.show(root)} ({searched})"]
         return "\n".join(matches + ([f"({stopped})"] if stopped else []))
 
 
@@ -183,8 +195,9 @@ def around(line: str, found: re.Match) -> str:
 
 # --- defences: what makes a search useless or endless ------------------------------------------
 
-# A repeated group whose body repeats too, like (a+)+ or (\w*)*: the classic catastrophic-backtracking
-# shape. Python's re has no timeout, so such a pattern is refused before it can hang the agent.
+# A repeated group whose body repeats too, like (a+)+ or (\w*)*: the classic catastrophic
+# backtracking shape. Python's re has no timeout, so such a pattern is refused before it can
+# hang the agent.
 NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)(?:[+*]|\{\d*,\d*\})")
 
 
@@ -192,8 +205,9 @@ def compile_pattern(pattern: str) -> re.Pattern:
     if not pattern:
         raise ToolError("pattern is empty")
     if NESTED_QUANTIFIER.search(pattern):
-        raise ToolError(f"{pattern!r} repeats a group that itself repeats, like (a+)+: such patterns "
-                        "can take exponential time on some lines. Write it without the nested repetition.")
+        raise ToolError(f"{pattern!r} repeats a group that itself repeats, like (a+)+: such "
+                        "patterns can take exponential time on some lines. Write it without the "
+                        "nested repetition.")
     try:
         return re.compile(pattern)
     except re.error as e:

@@ -18,9 +18,9 @@ MARKS = {"pending": "[ ]", "in_progress": "[>]", "done": "[x]"}
 class TodoWrite(Tool):
     name = "todo_write"
     description = (
-        "Replace your todo list with `todos` (send the whole list every time). Use it for tasks of "
-        "several steps: mark an item in_progress when you start it (at most one at a time) and done "
-        "when it is finished. The list is shown to you every round."
+        "Replace your todo list with `todos` (send the whole list every time). Use it for tasks "
+        "of several steps: mark an item in_progress when you start it (at most one at a time) "
+        "and done when it is finished. The list is shown to you every round."
     )
     parameters = {
         "type": "object",
@@ -50,12 +50,15 @@ class TodoWrite(Tool):
                 raise ToolError(f"todos[{i}].content is empty; say what the step is")
         busy = [f"todos[{i}]" for i, item in enumerate(cleaned) if item["status"] == "in_progress"]
         if len(busy) > 1:
-            raise ToolError(f"{len(busy)} items are in_progress ({', '.join(busy)}); keep at most one in progress")
+            raise ToolError(f"{len(busy)} items are in_progress ({', '.join(busy)}); keep at most "
+                            "one in progress")
         ws.todos = cleaned  # a new list: the caller's list and the old one stay untouched
         return render_todos(cleaned) or "todo list cleared"
 
     def state(self, ws: Workspace) -> str:
-        return f"Your todo list:\n{render_todos(ws.todos)}" if ws.todos else "Your todo list is empty."
+        if not ws.todos:
+            return "Your todo list is empty."
+        return f"Your todo list:\n{render_todos(ws.todos)}"
 
 
 def render_todos(todos: list[dict]) -> str:

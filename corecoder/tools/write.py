@@ -22,7 +22,8 @@ class WriteFile(Tool):
     parameters = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File to write, relative to the working directory."},
+            "path": {"type": "string",
+                     "description": "File to write, relative to the working directory."},
             "content": {"type": "string", "description": "The complete new content of the file."},
         },
         "required": ["path", "content"],

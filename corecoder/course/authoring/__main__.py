@@ -1,7 +1,8 @@
 """The course's maintenance commands.
 
     python -m corecoder.course student OUT_DIR     write the student edition of every chapter
-    python -m corecoder.course sync [--check]      export cells from the package, Chinese code from English
+    python -m corecoder.course sync [--check]      export cells from the package, Chinese code
+                                                   from English
     python -m corecoder.course execute [NB ...]    sync, run the chapters, store outputs, sync again
 """
 
@@ -15,15 +16,22 @@ from .notebook import NOTEBOOKS, chapters
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m corecoder.course", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--folder", type=Path, default=NOTEBOOKS, help="the chapters' folder (default: %(default)s)")
+    parser = argparse.ArgumentParser(prog="python -m corecoder.course",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--folder", type=Path, default=NOTEBOOKS,
+                        help="the chapters' folder (default: %(default)s)")
     commands = parser.add_subparsers(dest="command", required=True)
-    student = commands.add_parser("student", help="write the student edition (solutions taken out) into OUT_DIR")
+    student = commands.add_parser("student", help="write the student edition "
+                                                  "(solutions taken out) into OUT_DIR")
     student.add_argument("out_dir", type=Path)
-    sync = commands.add_parser("sync", help="regenerate export cells and the Chinese notebooks' code cells")
-    sync.add_argument("--check", action="store_true", help="change nothing; exit 1 listing any difference")
-    execute = commands.add_parser("execute", help="run chapters and store their outputs (then sync)")
-    execute.add_argument("paths", nargs="*", type=Path, help="English notebooks (default: every chapter)")
+    sync = commands.add_parser("sync", help="regenerate export cells "
+                                            "and the Chinese notebooks' code cells")
+    sync.add_argument("--check", action="store_true",
+                      help="change nothing; exit 1 listing any difference")
+    execute = commands.add_parser("execute",
+                                  help="run chapters and store their outputs (then sync)")
+    execute.add_argument("paths", nargs="*", type=Path,
+                         help="English notebooks (default: every chapter)")
     args = parser.parse_args(argv)
     if not chapters(args.folder):  # a check that found nothing to check must not pass
         print(f"error: no chapters (NN-slug.ipynb) in {args.folder}", file=sys.stderr)
@@ -45,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
             for line in found:
                 print(line)
             if args.check and found:
-                print(f"{len(found)} difference(s); run: python -m corecoder.course sync", file=sys.stderr)
+                print(f"{len(found)} difference(s); run: python -m corecoder.course sync",
+                      file=sys.stderr)
                 return 1
             return 0
         from .execute import execute

@@ -31,7 +31,8 @@ def this_python_kernel():
 
     class HereOnly(KernelSpecManager):
         def get_kernel_spec(self, kernel_name):
-            return KernelSpec(argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            return KernelSpec(argv=[sys.executable, "-m", "ipykernel_launcher",
+                                    "-f", "{connection_file}"],
                               display_name="Python 3 (ipykernel)", language="python")
 
     return KernelManager(kernel_name="python3", kernel_spec_manager=HereOnly())
@@ -51,7 +52,8 @@ def tidy(nb):
     """Leave out of the stored notebook what differs from run to run or machine to machine."""
     nb.metadata.pop("widgets", None)
     nb.metadata["language_info"] = dict(LANGUAGE_INFO)
-    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python",
+                                 "name": "python3"}
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         for output in cell.get("outputs", []):
@@ -62,7 +64,8 @@ def tidy(nb):
 
 
 def join_streams(outputs: list) -> list:
-    """Merge consecutive pieces of the same stream, as a notebook shows them (and nbval compares them)."""
+    """Merge consecutive pieces of the same stream, as a notebook shows them (and nbval
+    compares them)."""
     joined = []
     for output in outputs:
         last = joined[-1] if joined else None

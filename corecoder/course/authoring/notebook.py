@@ -27,7 +27,8 @@ HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 def chapters(folder: Path = NOTEBOOKS) -> list[Path]:
     """The English chapter notebooks, in chapter order."""
-    return sorted(p for p in Path(folder).glob("[0-9][0-9]-*.ipynb") if not p.name.endswith(".zh.ipynb"))
+    return sorted(p for p in Path(folder).glob("[0-9][0-9]-*.ipynb")
+                  if not p.name.endswith(".zh.ipynb"))
 
 
 def twin(path: Path) -> Path:

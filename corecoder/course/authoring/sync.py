@@ -37,9 +37,11 @@ def definition_name(node) -> str | None:
     """The name a statement defines, if it is a def, a class or a plain `NAME = value`."""
     if isinstance(node, DEFINITIONS):
         return node.name
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+    if (isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)):
         return node.targets[0].id
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+    if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+            and node.value is not None):
         return node.target.id
     return None
 
@@ -66,8 +68,10 @@ def _span(node) -> tuple[int, int]:
     return start, node.end_lineno
 
 
-def package_definitions(path: str, cls: str | None = None, root: Path = PACKAGE_ROOT) -> dict[str, str]:
-    """name -> source of each top-level definition of a module (or each method of `cls`), dedented."""
+def package_definitions(path: str, cls: str | None = None,
+                        root: Path = PACKAGE_ROOT) -> dict[str, str]:
+    """name -> source of each top-level definition of a module (or each method of `cls`),
+    dedented."""
     text = (root / path).read_text(encoding="utf-8")
     body = ast.parse(text).body
     if cls:
@@ -114,7 +118,8 @@ def sync_exports(nb, name: str, root: Path = PACKAGE_ROOT) -> list[str]:
             before = {definition_name(n): ast.dump(n) for n in cell_definitions(cell.source)}
             changed = [definition_name(n) for n in cell_definitions(new)
                        if before.get(definition_name(n)) != ast.dump(n)]
-            changes.append(f"{where}: differs from the package: {', '.join(changed) or 'layout only'}")
+            changes.append(f"{where}: differs from the package: "
+                           f"{', '.join(changed) or 'layout only'}")
             cell.source = new
     return changes
 
@@ -134,10 +139,12 @@ def sync_twin(english, chinese, name: str) -> tuple[object, list[str]]:
                 notes.append(f"{name}: markdown cell {i} (id {cell.get('id')}) is still in English")
         else:
             result.cells.append(copy.deepcopy(cell))
-            notes.append(f"{name}: markdown cell {i} (id {cell.get('id')}) has no translation; copied in English")
+            notes.append(f"{name}: markdown cell {i} (id {cell.get('id')}) has no translation; "
+                         "copied in English")
     notes += [f"{name}: markdown cell id {k} matches no English cell; dropped" for k in theirs]
     if chinese.cells != result.cells:  # sources, outputs, execution counts, tags: everything
-        notes.append(f"{name}: differs from the English notebook (code cells, or the order of cells)")
+        notes.append(f"{name}: differs from the English notebook "
+                     "(code cells, or the order of cells)")
     return result, notes
 
 

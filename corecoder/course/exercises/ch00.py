@@ -1,6 +1,7 @@
 """Checks for the exercises of chapter 0, the tour.
 
-    ch00.script       script a model that runs the demo's tests with bash and reports their summary line
+    ch00.script       script a model that runs the demo's tests with bash and reports their
+                      summary line
     ch00.count_calls  count the tool calls in a history, per tool
 
 `ch00.script` runs the learner's script for real, as the tour does: a fresh copy of the
@@ -32,7 +33,8 @@ TURNS = ("a turn is a string (the final answer) or a dict with \"text\" and/or \
 
 
 def _shown_call(call: dict) -> str:
-    """`bash(command="python3 test_stats.py")`, or the raw arguments if they are not a JSON object."""
+    """`bash(command="python3 test_stats.py")`, or the raw arguments if they are not a JSON
+    object."""
     name, raw = call["function"]["name"], call["function"]["arguments"]
     try:
         args = json.loads(raw)
@@ -40,13 +42,15 @@ def _shown_call(call: dict) -> str:
         args = None
     if not isinstance(args, dict):
         return f"{name}({raw})"
-    return f"{name}(" + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items()) + ")"
+    return f"{name}(" + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}"
+                                  for k, v in args.items()) + ")"
 
 
 def _calls_made(messages: list[dict]) -> list[tuple[dict, str]]:
     """Every tool call of the run with its result, in order."""
     results = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
-    return [(call, results.get(call["id"], "")) for m in messages for call in m.get("tool_calls", [])]
+    return [(call, results.get(call["id"], "")) for m in messages
+            for call in m.get("tool_calls", [])]
 
 
 def _what_ran(calls: list[tuple[dict, str]]) -> str:
@@ -60,7 +64,8 @@ def _what_ran(calls: list[tuple[dict, str]]) -> str:
 
 
 def _run(turns: list) -> tuple[Agent, str]:
-    """Run the turns as the tour runs SCRIPT: the demo project in a temporary folder, the real tools."""
+    """Run the turns as the tour runs SCRIPT: the demo project in a temporary folder, the
+    real tools."""
     try:
         llm = ScriptedLLM(copy.deepcopy(turns))
     except Exception as e:
@@ -75,8 +80,8 @@ def _run(turns: list) -> tuple[Agent, str]:
             if isinstance(e, ScriptError) and llm.position >= len(llm.turns):
                 played = f"{len(llm.turns)} turn" + ("s" if len(llm.turns) > 1 else "")
                 hint = (f"the script ran out: after its {played} the agent asked the model again, "
-                        f"to read the last tool results\n{ran}\nhint: a turn with tool calls is never the last "
-                        "one; end the script with a string, the final answer")
+                        f"to read the last tool results\n{ran}\nhint: a turn with tool calls "
+                        "is never the last one; end the script with a string, the final answer")
             else:
                 hint = f"the run stopped with {type(e).__name__}: {e}\n{ran}"
             raise Hint(hint.replace(str(project), "<project>")) from None
@@ -88,7 +93,8 @@ def _run(turns: list) -> tuple[Agent, str]:
 
 @checker("ch00.script")
 def check_script(make_script) -> None:
-    given = "your script, played by a ScriptedLLM in a fresh copy of the demo project, for the tour's task"
+    given = ("your script, played by a ScriptedLLM in a fresh copy of the demo project, "
+             "for the tour's task")
     called = f"{getattr(make_script, '__name__', 'your function')}()"
     turns = attempt(make_script, given=called)
     if not isinstance(turns, list) or not turns:
@@ -100,8 +106,10 @@ def check_script(make_script) -> None:
             if call["function"]["name"] == "bash" and SUMMARY.search(result)]
     if not runs:
         why = ("only a tool can run the tests, and bash is the one that runs commands: "
-               "ask for bash with the command \"python3 test_stats.py\" (arguments {\"command\": ...})")
-        raise Hint(f"{given}:\nno bash call ran the tests (nothing printed a line like \"N of 3 tests passed\")\n"
+               "ask for bash with the command \"python3 test_stats.py\" "
+               "(arguments {\"command\": ...})")
+        raise Hint(f"{given}:\nno bash call ran the tests "
+                   "(nothing printed a line like \"N of 3 tests passed\")\n"
                    f"{_what_ran(calls)}\nhint: {why}")
     last = agent.messages[-1]
     if last["role"] != "assistant" or last.get("tool_calls"):
@@ -112,9 +120,9 @@ def check_script(make_script) -> None:
         said = SUMMARY.search(answer)
         why = (f"your answer says {said[0]!r}, but the tests printed {summary!r}. " if said else
                f"the tests printed {summary!r}, and your answer does not say so. ")
-        raise Hint(f"{given}:\nthe final answer: {answer!r:.300}\nhint: {why}A scripted model never reads the "
-                   "tool results: its answer was written before the tests ran, so write what the tour showed they "
-                   "print")
+        raise Hint(f"{given}:\nthe final answer: {answer!r:.300}\nhint: {why}"
+                   "A scripted model never reads the tool results: its answer was written "
+                   "before the tests ran, so write what the tour showed they print")
     try:
         check_history(agent.messages)
     except IllegalHistory as e:  # cannot happen with the real loop; kept as the point of the tour
@@ -139,7 +147,8 @@ def _call(call_id: str, name: str, **args) -> ToolCall:
 
 TOUR = _turns_as_history(TASK, SCRIPT, [  # the tool results, cut short
     "FAIL test_mean: ...\n1 of 3 tests passed\n[exit code 1]", "stats.py:4: def mean(values):",
-    "     1\t\"\"\"Small statistics helpers.\"\"\" ...", "Edited stats.py: replaced 1 occurrence at line 6. ...",
+    "     1\t\"\"\"Small statistics helpers.\"\"\" ...",
+    "Edited stats.py: replaced 1 occurrence at line 6. ...",
     "3 of 3 tests passed"])
 
 COUNT_CASES = [
@@ -147,7 +156,8 @@ COUNT_CASES = [
      {"bash": 2, "grep": 1, "read_file": 1, "edit_file": 1}),
     ("one round of three parallel calls, then one more call",
      [user("Why does test_mean fail?"),
-      assistant("", [_call("c1", "read_file", path="stats.py"), _call("c2", "read_file", path="test_stats.py"),
+      assistant("", [_call("c1", "read_file", path="stats.py"),
+                     _call("c2", "read_file", path="test_stats.py"),
                      _call("c3", "grep", pattern="def mean")]),
       tool_result("c1", "def mean(values): ..."), tool_result("c2", "def test_mean(): ..."),
       tool_result("c3", "stats.py:4: def mean(values):"),
@@ -159,10 +169,12 @@ COUNT_CASES = [
     ("an empty history", [], {}),
     ("calls that went wrong still count: the model asked for them",
      [user("Read it."),
-      assistant("", [_call("c1", "read_fiel", path="greet.py"), ToolCall("c2", "read_file", '{"path": ')]),
+      assistant("", [_call("c1", "read_fiel", path="greet.py"),
+                     ToolCall("c2", "read_file", '{"path": ')]),
       tool_result("c1", "unknown tool 'read_fiel'. Available tools: ..."),
       tool_result("c2", "bad arguments for read_file: the arguments are not valid JSON"),
-      assistant("Sorry.", [_call("c3", "read_file", path="greet.py")]), tool_result("c3", "def greet(name): ..."),
+      assistant("Sorry.", [_call("c3", "read_file", path="greet.py")]),
+      tool_result("c3", "def greet(name): ..."),
       user("Now run bash and grep."), assistant("I will not.")],
      {"read_fiel": 1, "read_file": 2}),
 ]
@@ -184,7 +196,9 @@ def check_count_calls(count_tool_calls) -> None:
         if kept != history:
             raise Hint(f"{given}\nyour function changed the history it was given; only read it")
         if not isinstance(got, dict):
-            raise Hint(f"{given}\nexpected a dict of counts, got {type(got).__name__}: {got!r:.200}")
+            raise Hint(f"{given}\nexpected a dict of counts, got {type(got).__name__}: "
+                       f"{got!r:.200}")
         why = ("count every call of every assistant message (a round can ask for several calls), "
-               "by the tool name the model asked for, whatever its result; list only the tools that were called")
+               "by the tool name the model asked for, whatever its result; "
+               "list only the tools that were called")
         expect(got, wanted, given, why)

@@ -13,7 +13,15 @@ from __future__ import annotations
 import copy
 import json
 
-from ...messages import INTERRUPTED, IllegalHistory, ToolCall, assistant, check_history, tool_result, user
+from ...messages import (
+    INTERRUPTED,
+    IllegalHistory,
+    ToolCall,
+    assistant,
+    check_history,
+    tool_result,
+    user,
+)
 from ...tools.base import Tool, ToolError
 from ...workspace import Workspace
 from ..checks import Hint, attempt, checker, describe, expect
@@ -33,7 +41,8 @@ ORPHAN_CASES = [
     ("a legal history: two calls, both answered, in order",
      [user("fix it"), _calls("c1", "c2"), _result("c1"), _result("c2"), assistant("done")], None),
     ("a legal history of two rounds",
-     [user("go"), _calls("c1"), _result("c1"), _calls("c2", "c3"), _result("c2"), _result("c3")], None),
+     [user("go"), _calls("c1"), _result("c1"), _calls("c2", "c3"), _result("c2"), _result("c3")],
+     None),
     ("an empty history", [], None),
     ("a history cut at the front, so its first message is a tool result",
      [_result("c1"), _calls("c2"), _result("c2")], 0),
@@ -41,7 +50,8 @@ ORPHAN_CASES = [
     ("a result whose id no call has", [user("go"), _calls("c1"), _result("c9")], 2),
     ("a result that arrives after the user spoke again",
      [user("go"), _calls("c1", "c2"), _result("c1"), user("stop"), _result("c2")], 4),
-    ("two results in the wrong order (this rule cares that each answers a waiting call, not the order)",
+    ("two results in the wrong order "
+     "(this rule cares that each answers a waiting call, not the order)",
      [user("go"), _calls("c1", "c2"), _result("c2"), _result("c1")], None),
 ]
 
@@ -51,8 +61,8 @@ def check_find_orphan(find_orphan) -> None:
     for about, history, wanted in ORPHAN_CASES:
         given = f"{about}:\n{describe(history)}"
         got = attempt(find_orphan, copy.deepcopy(history), given=given)
-        why = ("a tool message must answer a call of the latest assistant message that is still waiting; "
-               "a user or assistant message in between closes the window")
+        why = ("a tool message must answer a call of the latest assistant message that is "
+               "still waiting; a user or assistant message in between closes the window")
         expect(got, wanted, given, why)
 
 
@@ -72,10 +82,12 @@ def _reference_pending(messages: list[dict]) -> list[dict]:
 PENDING_CASES = [
     ("three calls; the user interrupted after the first was answered",
      [user("go"), _calls("c1", "c2", "c3"), _result("c1")]),
-    ("two calls; the user interrupted before either was answered", [user("go"), _calls("c1", "c2")]),
+    ("two calls; the user interrupted before either was answered",
+     [user("go"), _calls("c1", "c2")]),
     ("nothing waiting: the last round ended with an answer",
      [user("go"), _calls("c1"), _result("c1"), assistant("done")]),
-    ("nothing waiting: every call was answered", [user("go"), _calls("c1", "c2"), _result("c1"), _result("c2")]),
+    ("nothing waiting: every call was answered",
+     [user("go"), _calls("c1", "c2"), _result("c1"), _result("c2")]),
     ("only the user has spoken", [user("go")]),
 ]
 
@@ -87,16 +99,19 @@ def check_answer_pending(answer_pending) -> None:
         kept = copy.deepcopy(history)
         got = attempt(answer_pending, kept, given=given)
         if kept != history:
-            raise Hint(f"{given}\nyour function changed the list it was given; return a new list instead")
+            raise Hint(f"{given}\nyour function changed the list it was given; "
+                       "return a new list instead")
         if not isinstance(got, list):
-            raise Hint(f"{given}\nexpected a list of messages, got {type(got).__name__}: {got!r:.200}")
+            raise Hint(f"{given}\nexpected a list of messages, got {type(got).__name__}: "
+                       f"{got!r:.200}")
         wanted = _reference_pending(history)
         if got != wanted:
             raise Hint(f"{given}\nexpected:\n{describe(wanted)}\ngot:\n{describe(got)}\n"
                        f"hint: each waiting call gets one result, {INTERRUPTED!r}, in call order")
         try:
             check_history(got)
-        except IllegalHistory as e:  # cannot happen if got == wanted; kept as the point of the exercise
+        except IllegalHistory as e:
+            # cannot happen if got == wanted; kept as the point of the exercise
             raise Hint(f"{given}\nthe result is not a legal history: {e}") from None
 
 
@@ -106,7 +121,8 @@ class Shout(Tool):
     name = "shout"
     description = "Repeat the text in capitals."
     parameters = {"type": "object", "additionalProperties": False, "required": ["text"],
-                  "properties": {"text": {"type": "string"}, "times": {"type": "integer", "minimum": 1}}}
+                  "properties": {"text": {"type": "string"},
+                                 "times": {"type": "integer", "minimum": 1}}}
 
     def __init__(self):
         self.ran = 0
@@ -153,7 +169,8 @@ CALL_CASES = [
     (Shout, '["hi"]', "bad arguments for shout:", "", False),
     (Shout, "{}", "bad arguments for shout:", "missing required argument 'text'", False),
     (Shout, '{"text": 5}', "bad arguments for shout:", "text should be string", False),
-    (Shout, '{"text": 5, "times": 0}', "bad arguments for shout:", "text should be string, got int 5; times", False),
+    (Shout, '{"text": 5, "times": 0}', "bad arguments for shout:",
+     "text should be string, got int 5; times", False),
     (DiskFull, '{"text": "hi"}', "save failed:", "the disk is full", None),
     (Buggy, "{}", "buggy failed:", "the tool has a bug", None),
 ]
@@ -161,10 +178,12 @@ CALL_CASES = [
 
 def _why(starts: str) -> str:
     if starts.startswith("bad arguments"):
-        return ("arguments that don't parse, aren't an object or don't fit the schema are the model's mistake: "
-                "say so, list every problem (joined with '; ') and never run the tool; never treat bad JSON as {}")
+        return ("arguments that don't parse, aren't an object or don't fit the schema are the "
+                "model's mistake: say so, list every problem (joined with '; ') and never run "
+                "the tool; never treat bad JSON as {}")
     if "failed" in starts:
-        return "an exception from the tool, any exception, is the environment's failure: '<tool> failed: <message>'"
+        return ("an exception from the tool, any exception, is the environment's failure: "
+                "'<tool> failed: <message>'")
     return "valid arguments: run the tool and return exactly what it returned"
 
 
@@ -176,7 +195,8 @@ def check_run_call(run_call) -> None:
         given = f"run_call({tool.name}, {arguments!r}, workspace)"
         got = attempt(run_call, tool, arguments, workspace, given=given)
         if not isinstance(got, str):
-            raise Hint(f"{given}\nexpected a string (the tool result), got {type(got).__name__}: {got!r:.200}")
+            raise Hint(f"{given}\nexpected a string (the tool result), got {type(got).__name__}: "
+                       f"{got!r:.200}")
         exact = not contains and runs
         if (got != starts) if exact else not (got.startswith(starts) and contains in got):
             wanted = repr(starts) if exact else f"a string starting {starts!r}" + (
@@ -184,4 +204,5 @@ def check_run_call(run_call) -> None:
             raise Hint(f"{given}\nexpected: {wanted}\ngot:      {got!r:.300}\nhint: {_why(starts)}")
         if runs is not None and bool(tool.ran) != runs:
             raise Hint(f"{given}\nthe tool {'should' if runs else 'should not'} have run: "
-                       + ("the arguments were fine" if runs else "bad arguments never reach the tool"))
+                       + ("the arguments were fine" if runs
+                          else "bad arguments never reach the tool"))

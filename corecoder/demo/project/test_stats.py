@@ -12,7 +12,8 @@ def test_median_odd():
 
 
 def test_median_even():
-    assert median([4, 1, 3, 2]) == 2.5, f"median([4, 1, 3, 2]) should be 2.5, got {median([4, 1, 3, 2])}"
+    got = median([4, 1, 3, 2])
+    assert got == 2.5, f"median([4, 1, 3, 2]) should be 2.5, got {got}"
 
 
 if __name__ == "__main__":
