@@ -34,8 +34,8 @@ def build_agent(llm, cwd: str | Path | None = None, *, tools: list[Tool] | None 
                 consent: Gate | None = None, checkpoints: Gate | None = None,
                 instructions: bool = True, max_rounds: int = 50) -> Agent:
     """The finished agent for a project: `tools` (default: the built-in ones and the todo
-    list) and the sub-agent tool. `window`: the model's context window in tokens (None: known from the model's name).
-    `instructions`: read the project's AGENTS.md or CLAUDE.md, once, now."""
+    list) and the sub-agent tool. `window`: the model's context window in tokens (None: known
+    from the model's name). `instructions`: read the project's AGENTS.md or CLAUDE.md, once, now."""
     cwd = Path(cwd or Path.cwd()).resolve()
     # The gates' order is the order of authority:
     #   plan mode first: while it is on nothing changes, whoever would allow it (--yes included);
@@ -45,7 +45,7 @@ def build_agent(llm, cwd: str | Path | None = None, *, tools: list[Tool] | None 
     text = project_instructions(cwd) if instructions else ""
     parts = [f"The project's instructions (follow them):\n\n{text}"] if text else []
     tools = [*default_tools(), TodoWrite()] if tools is None else tools
-    agent = Agent(llm, tools, cwd=cwd, prompt_parts=parts,
-                  max_rounds=max_rounds, context=Compactor(window), executor=RunInParallel(), gates=gates)
+    agent = Agent(llm, tools, cwd=cwd, prompt_parts=parts, max_rounds=max_rounds,
+                  context=Compactor(window), executor=RunInParallel(), gates=gates)
     agent.update_tools(add=[AgentTool(workers(agent, context=lambda: Compactor(window)))])
     return agent

@@ -40,7 +40,7 @@ Be specific (names, paths, commands); leave out chatter."""
 class Compactor:
     """The three-tier policy. One instance serves one agent (it listens to its usage)."""
 
-    def __init__(self, window: int | None = None, tiers: tuple[float, float, float] = (0.5, 0.7, 0.9),
+    def __init__(self, window: int | None = None, tiers: tuple[float, ...] = (0.5, 0.7, 0.9),
                  keep_recent: int = 8, trim_over: int = 2_000):
         self.window = window  # None: from the model's name (tokens.window_for)
         self.tiers = tiers
@@ -55,13 +55,13 @@ class Compactor:
         self._listen(agent)
         window = self.window or window_for(agent.llm.model)
         trim, summarize, reset = (window * t for t in self.tiers)
-        size = self.estimate.of(messages, self._overhead(agent))
+        size = self.size(agent, messages)
         if size >= trim or overflow:
             messages = self._trim(agent, messages, size)
-            size = self.estimate.of(messages, self._overhead(agent))
+            size = self.size(agent, messages)
         if size >= summarize or overflow:
             messages = self._summarize(agent, messages, size, reset=size >= reset or overflow)
-            size = self.estimate.of(messages, self._overhead(agent))
+            size = self.size(agent, messages)
         if size >= reset or overflow:  # the latest turn alone is too big: trim its outputs as well
             messages = self._trim(agent, messages, size, keep=0)
         self.sent = len(messages)
@@ -70,21 +70,28 @@ class Compactor:
     def compact(self, agent, focus: str | None = None) -> Compacted:
         """`/compact [focus]`: summarize now, whatever the size."""
         self._listen(agent)
-        before = self.estimate.of(agent.messages, self._overhead(agent))
+        before = self.size(agent, agent.messages)
         agent.messages = self._summarize(agent, agent.messages, before, focus=focus)
-        return Compacted("summarize", before, self.estimate.of(agent.messages, self._overhead(agent)))
+        return Compacted("summarize", before, self.size(agent, agent.messages))
+
+    def size(self, agent, messages: list[dict]) -> int:
+        """The request's tokens: the system prompt (~500), the tools' schemas and `messages`."""
+        schemas = [t.schema() for t in agent.tools.values()]
+        return self.estimate.of(messages, 500 + tools_tokens(schemas))
 
     # tier 1
 
     def _trim(self, agent, messages: list[dict], size: int, keep: int | None = None) -> list[dict]:
         old = max(0, len(messages) - (self.keep_recent if keep is None else keep))
-        long = [i for i in range(old) if messages[i]["role"] == "tool" and len(messages[i]["content"]) > self.trim_over]
+        long = [i for i in range(old)
+                if messages[i]["role"] == "tool" and len(messages[i]["content"]) > self.trim_over]
         if not long:
             return messages
         trimmed = list(messages)
         for i in long:
-            trimmed[i] = {**messages[i], "content": shorten(messages[i]["content"], TRIMMED, note="trimmed")}
-        return self._replace(agent, "trim", messages, trimmed, size)
+            cut = shorten(messages[i]["content"], TRIMMED, note="trimmed")
+            trimmed[i] = {**messages[i], "content": cut}
+        return self._replace(agent, "trim", trimmed, size)
 
     # tiers 2 and 3
 
@@ -96,36 +103,37 @@ class Compactor:
             return messages  # nothing older than what must be kept
         old, recent = messages[:cut], messages[cut:]
         try:
-            note = f"[Summary of the earlier conversation, compacted to fit the context window]\n" \
-                   f"{self._ask_for_summary(agent, old, focus)}"
+            summary = self._ask_for_summary(agent, old, focus)
+            note = ("[Summary of the earlier conversation, compacted to fit the context window]\n"
+                    f"{summary}")
             tier = "reset" if reset else "summarize"
         except Exception as e:  # a failed summary must not cost the session: drop instead
-            note = f"[{len(old)} earlier messages were dropped to fit the context window; summarizing failed: {e}]"
+            note = (f"[{len(old)} earlier messages were dropped to fit the context window; "
+                    f"summarizing failed: {e}]")
             tier = "drop"
-        return self._replace(agent, tier, messages, [user(note), *recent], size)
+        return self._replace(agent, tier, [user(note), *recent], size)
 
     def _ask_for_summary(self, agent, old: list[dict], focus: str | None) -> str:
         ask = transcript(old)
         if focus:
             ask += f"\n\nKeep in particular everything about: {focus}"
-        # The summary is not the answer: of its stream, only retries are shown. Its usage is reported
-        # (it costs money); the anchor it sets is forgotten once the summary replaces the history.
-        reply = agent.llm.chat([system(SUMMARY_PROMPT), user(ask)], None, lambda event: self._retry(agent, event))
-        if reply.usage:
+
+        def show_retries(event) -> None:  # the summary is not the answer: show only its retries
+            if isinstance(event, Retrying):
+                agent.emit(event)
+
+        reply = agent.llm.chat([system(SUMMARY_PROMPT), user(ask)], None, show_retries)
+        if reply.usage:  # it costs money (its anchor goes when the summary replaces the history)
             agent.emit(UsageReported(reply.usage, agent.llm.model))
         if not reply.text.strip():
             raise ValueError("the model returned an empty summary")
         return reply.text.strip()
 
-    def _replace(self, agent, tier: str, before: list[dict], after: list[dict], size: int) -> list[dict]:
+    def _replace(self, agent, tier: str, after: list[dict], size: int) -> list[dict]:
         check_history(after)
         self.estimate.forget()  # older messages changed: the last usage report no longer applies
-        agent.emit(Compacted(tier, size, self.estimate.of(after, self._overhead(agent))))
+        agent.emit(Compacted(tier, size, self.size(agent, after)))
         return after
-
-    def _overhead(self, agent) -> int:
-        """System prompt and tool schemas: what every request carries besides the history."""
-        return 500 + tools_tokens([t.schema() for t in agent.tools.values()])
 
     def _listen(self, agent) -> None:
         if self.agent is not agent:
@@ -135,11 +143,6 @@ class Compactor:
     def _observe(self, event) -> None:
         if isinstance(event, UsageReported):
             self.estimate.anchor(self.sent, event.usage.prompt_tokens)
-
-    @staticmethod
-    def _retry(agent, event) -> None:
-        if isinstance(event, Retrying):
-            agent.emit(event)
 
 
 def turn_start(messages: list[dict], index: int) -> int:

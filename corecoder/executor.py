@@ -55,7 +55,8 @@ class RunInParallel:
             # Don't wait for running calls: the loop answers them as interrupted; calls not yet
             # started never start. What the finished ones changed (a cd) is taken back, in order.
             pool.shutdown(wait=False, cancel_futures=True)
-            agent.workspace.merge([f for f, job in zip(forks, jobs, strict=True) if job.call.id in results])
+            done = [fork for fork, job in zip(forks, jobs, strict=True) if job.call.id in results]
+            agent.workspace.merge(done)
 
     def perform(self, agent, job: Job, workspace) -> str:
         path = job.args.get("path") if job.tool is not None and job.tool.mutating else None
@@ -70,7 +71,8 @@ class RunInParallel:
 def as_they_finish(futures, cancelled: threading.Event | None = None) -> Iterator[Future]:
     """Each future as it completes, waking often: a thread blocked on a lock for good may never
     see Ctrl+C (the signal can land on another thread), so the main thread must not block long.
-    A sub-agent's batch runs off the main thread: `cancelled` is how its parent's Ctrl+C reaches it."""
+    A sub-agent's batch runs off the main thread: `cancelled` is how the parent's Ctrl+C reaches
+    it."""
     pending = set(futures)
     while pending:
         if cancelled is not None and cancelled.is_set():
@@ -80,8 +82,9 @@ def as_they_finish(futures, cancelled: threading.Event | None = None) -> Iterato
 
 
 def lock_key(workspace, path: str) -> Path:
-    """The file a call will touch, links followed, so two names for one file share a lock. A path
-    that can't be resolved (a link loop, a NUL byte) keys by its text: the tool reports the problem."""
+    """The file a call will touch, links followed, so two names for one file share a lock. A
+    path that can't be resolved (a link loop, a NUL byte) keys by its text: the tool reports
+    the problem."""
     try:
         return workspace.resolve(path).resolve()
     except (OSError, RuntimeError, ValueError):

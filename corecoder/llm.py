@@ -31,7 +31,7 @@ from .stream import ThinkSplitter, ToolCallAssembler
 
 
 def reasoning_of(delta) -> str:
-    """Reasoning, from `reasoning_content` (DeepSeek, Kimi) or `reasoning` (OpenRouter and others)."""
+    """Reasoning, from `reasoning_content` (DeepSeek, Kimi) or `reasoning` (OpenRouter...)."""
     if delta is None:
         return ""
     return getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None) or ""
@@ -39,7 +39,8 @@ def reasoning_of(delta) -> str:
 
 def usage_of(raw) -> Usage:
     details = getattr(raw, "prompt_tokens_details", None)
-    return Usage(raw.prompt_tokens or 0, raw.completion_tokens or 0, getattr(details, "cached_tokens", None) or 0)
+    cached = getattr(details, "cached_tokens", None) or 0
+    return Usage(raw.prompt_tokens or 0, raw.completion_tokens or 0, cached)
 
 
 class LLM:
@@ -52,7 +53,7 @@ class LLM:
         self.base_url = base_url
         self.api_key = api_key
         self.stream = stream
-        self.keep_reasoning = keep_reasoning  # DeepSeek and Kimi want reasoning back (Reply.message)
+        self.keep_reasoning = keep_reasoning  # DeepSeek, Kimi want it back (Reply.message)
         self.max_attempts = max_attempts
         self.timeout = timeout
         self.options = {k: v for k, v in (("max_tokens", max_tokens), ("temperature", temperature))
@@ -67,8 +68,9 @@ class LLM:
         if self._client is None:
             import openai
 
-            self._client = openai.OpenAI(api_key=self.api_key or "not-needed", base_url=self.base_url,
-                                         max_retries=0, timeout=self.timeout)  # retries are ours, below
+            # max_retries=0: the retries are ours (below), and they know what was shown already
+            self._client = openai.OpenAI(api_key=self.api_key or "not-needed", max_retries=0,
+                                         base_url=self.base_url, timeout=self.timeout)
         return self._client
 
     def chat(self, messages: list[dict], tools: list[dict] | None = None,
@@ -91,7 +93,8 @@ class LLM:
 
     def once(self, messages: list[dict], tools: list[dict] | None, shown: Shown) -> Reply:
         """One request, its reply put together from the chunks of the stream. (A server that
-        cannot stream sends the reply whole: read as a stream of one chunk, its message the delta.)"""
+        cannot stream sends the reply whole: read as a stream of one chunk, its message the
+        delta.)"""
         params = {"model": self.model, "messages": messages, **self.options}
         if tools:
             params["tools"] = tools
@@ -111,7 +114,7 @@ class LLM:
                 shown.add(reasoning, ReasoningDelta, reasoning_of(delta) + thought)
                 shown.add(text, TextDelta, said)
                 for i, part in enumerate((delta.tool_calls if delta else None) or []):
-                    function = part.function  # a whole message's calls have no index: their place is it
+                    function = part.function  # a whole reply's calls have no index: use their place
                     calls.add(part.index if self.stream else i, part.id, function and function.name,
                               function and function.arguments)
                 finished = finished or bool(choice.finish_reason)
@@ -142,29 +145,32 @@ class LLM:
 
 
     def retry_delay(self, error: Exception, attempt: int) -> float | None:
-        """Seconds to wait before the next attempt, or None: the error lasts, or attempts are spent."""
+        """Seconds to wait before the next attempt, or None: the error lasts, or tries are spent."""
         if attempt >= self.max_attempts or not transient(error):
             return None
         waited = retry_after(error)
         if waited is not None:
             return min(waited, 60.0)
         backoff = min(30.0, 2.0 ** (attempt - 1))
-        return backoff * (0.5 + self.random.random() / 2)  # jitter: clients that failed together spread out
+        return backoff * (0.5 + self.random.random() / 2)  # jitter: who failed together spreads out
 
 
     def explain(self, error: Exception, attempts: int) -> Exception:
         """The error to raise, worded for the user: what went wrong, and what to do about it."""
         code, why = status(error), detail(error)
         where = self.base_url or "the OpenAI API"
-        if code is None and not transient(error) and not type(error).__module__.startswith("openai"):
+        from_api = type(error).__module__.startswith("openai")
+        if code is None and not transient(error) and not from_api:
             return error  # not an API problem: a bug to see as it is
         if code in (401, 403):
             return ModelError(f"{where} rejected the API key ({code}): {why}. Check OPENAI_API_KEY "
-                              f"or CORECODER_API_KEY (or run `corecoder --demo` to try it without a key).")
+                              "or CORECODER_API_KEY (or run `corecoder --demo` to try it without a "
+                              "key).")
         if code == 404:
             return ModelError(f"{where} does not know the model {self.model!r} (404): {why}")
         if code == 400 and CONTEXT_OVERFLOW.search(why):
-            return ContextTooLong(f"the request is longer than {self.model}'s context window: {why}")
+            return ContextTooLong(f"the request is longer than {self.model}'s context window: "
+                                  f"{why}")
         if code is not None and code < 500 and code not in RETRY_STATUS:
             return ModelError(f"{where} refused the request ({code}): {why}")
         tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
@@ -172,7 +178,8 @@ class LLM:
 
 
 RETRY_STATUS = {408, 409, 425, 429}  # and every 5xx
-CONTEXT_OVERFLOW = re.compile(r"context[ _]length|maximum context|too many tokens|context window", re.I)
+CONTEXT_OVERFLOW = re.compile(r"context[ _]length|maximum context|too many tokens|context window",
+                              re.I)
 
 
 class StreamDropped(Exception):
@@ -198,7 +205,8 @@ class Shown:
             self.emit(kind(fresh))
 
     def retried(self) -> None:
-        self.before = {k: max(self.before.get(k, 0), self.now.get(k, 0)) for k in {*self.before, *self.now}}
+        kinds = {*self.before, *self.now}
+        self.before = {k: max(self.before.get(k, 0), self.now.get(k, 0)) for k in kinds}
         self.now = {}
 
 
@@ -243,5 +251,7 @@ def detail(error: Exception) -> str:
 
 
 def describe(error: Exception) -> str:
-    """`429 Rate limit reached`, or `APIConnectionError: ...`: for a retry's line and the last error."""
-    return f"{status(error)} {detail(error)}" if status(error) else f"{type(error).__name__}: {error}"
+    """`429 Rate limit reached`, or `APIConnectionError: ...`: a retry's line, the last error."""
+    if status(error):
+        return f"{status(error)} {detail(error)}"
+    return f"{type(error).__name__}: {error}"

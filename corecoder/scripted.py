@@ -43,7 +43,8 @@ def parse_turn(turn, index: int) -> Reply:
     if isinstance(turn, str):
         return Reply(text=turn)
     if not isinstance(turn, dict):
-        raise ScriptError(f"turn {index + 1}: expected a string or a dict, got {type(turn).__name__}")
+        raise ScriptError(f"turn {index + 1}: expected a string or a dict, "
+                          f"got {type(turn).__name__}")
     unknown = set(turn) - {"text", "reasoning", "tool_calls", "usage", *SERVER_KEYS}
     if unknown:
         raise ScriptError(f"turn {index + 1}: unknown keys {sorted(unknown)}")
@@ -97,7 +98,8 @@ class ScriptedLLM(_Recorder):
         self.model = model
         for i, turn in enumerate(turns):
             if isinstance(turn, dict) and turn.get("fault"):
-                raise ScriptError(f"turn {i + 1} is a fault: corecoder.testing.FaultyScriptedLLM plays faults")
+                raise ScriptError(f"turn {i + 1} is a fault: corecoder.testing.FaultyScriptedLLM "
+                                  "plays faults")
         self.turns = [parse_turn(t, i) for i, t in enumerate(turns)]
         self.position = 0  # the next turn to play
 
@@ -105,15 +107,18 @@ class ScriptedLLM(_Recorder):
     def from_json(cls, path: str | Path) -> ScriptedLLM:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         turns = data["turns"] if isinstance(data, dict) else data
-        return cls(turns, model=data.get("model", "scripted") if isinstance(data, dict) else "scripted")
+        model = data.get("model", "scripted") if isinstance(data, dict) else "scripted"
+        return cls(turns, model=model)
 
-    def chat(self, messages: list[dict], tools: list[dict] | None = None, emit: Callable | None = None) -> Reply:
+    def chat(self, messages: list[dict], tools: list[dict] | None = None,
+             emit: Callable | None = None) -> Reply:
         self._receive(messages, tools)
         if self.position >= len(self.turns):
             last = messages[-1] if messages else {}
             raise ScriptError(
-                f"the script has {len(self.turns)} turns and all were used by call {len(self.requests)}; "
-                f"the last message was {last.get('role')}: {str(last.get('content'))[:200]!r}"
+                f"the script has {len(self.turns)} turns and all were used by call "
+                f"{len(self.requests)}; the last message was {last.get('role')}: "
+                f"{str(last.get('content'))[:200]!r}"
             )
         self.position += 1
         return self._stream(self.turns[self.position - 1], emit)
@@ -127,7 +132,8 @@ class FunctionLLM(_Recorder):
         self.fn = fn
         self.model = model
 
-    def chat(self, messages: list[dict], tools: list[dict] | None = None, emit: Callable | None = None) -> Reply:
+    def chat(self, messages: list[dict], tools: list[dict] | None = None,
+             emit: Callable | None = None) -> Reply:
         self._receive(messages, tools)
         turn = self.fn(copy.deepcopy(messages), tools or [])
         return self._stream(parse_turn(turn, len(self.requests) - 1), emit)

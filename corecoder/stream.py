@@ -41,7 +41,8 @@ class ToolCallAssembler:
         self.by_id: dict[str, _Partial] = {}
         self.by_index: dict[int, _Partial] = {}
 
-    def add(self, index: int | None, id: str | None, name: str | None, arguments: str | None) -> None:
+    def add(self, index: int | None, id: str | None, name: str | None,
+            arguments: str | None) -> None:
         call = self._target(index, id)
         if name and not call.name:
             call.name = name
@@ -60,7 +61,7 @@ class ToolCallAssembler:
         if id:
             self.by_id[id] = call
         if index is not None:
-            self.by_index[index] = call  # the latest call with this index takes its id-less fragments
+            self.by_index[index] = call  # the latest call of an index takes its id-less fragments
         return call
 
     @staticmethod
@@ -70,7 +71,8 @@ class ToolCallAssembler:
         return so_far == arguments and _is_json(so_far)
 
     def result(self) -> list[ToolCall]:
-        return [ToolCall(c.id or f"call_{i + 1}", c.name, c.text()) for i, c in enumerate(self.calls)]
+        return [ToolCall(c.id or f"call_{i + 1}", c.name, c.text())
+                for i, c in enumerate(self.calls)]
 
 
 def _is_json(text: str) -> bool:

@@ -29,15 +29,17 @@ AT_ONCE = 4
 REPORT_LIMIT = 6_000  # characters of each report the parent sees
 WORKER_ROUNDS = 20
 
-Spawn = Callable[[str, str, Workspace], str]  # (name, task, workspace) -> report; workspace.cancelled stops it
+# (name, task, workspace) -> the worker's report; workspace.cancelled set stops it
+Spawn = Callable[[str, str, Workspace], str]
 
 
 class AgentTool(Tool):
     name = "agent"
     description = (
-        "Delegate to sub-agents with a fresh context; you get back only their reports. `task` for one, "
-        f"or `tasks` (up to {MAX_WORKERS} of {{name, task}}, {AT_ONCE} at a time) for a team. Tasks must be "
-        "self-contained: workers see nothing of this conversation. For broad searches or independent work."
+        "Delegate to sub-agents with a fresh context; you get back only their reports. `task` "
+        f"for one, or `tasks` (up to {MAX_WORKERS} of {{name, task}}, {AT_ONCE} at a time) for a "
+        "team. Tasks must be self-contained: workers see nothing of this conversation. For broad "
+        "searches or independent work."
     )
     parameters = {
         "type": "object",
@@ -45,8 +47,9 @@ class AgentTool(Tool):
             "task": {"type": "string", "description": "The task for one sub-agent."},
             "tasks": {
                 "type": "array", "minItems": 1, "maxItems": MAX_WORKERS,
-                "items": {"type": "object", "required": ["name", "task"], "additionalProperties": False,
-                          "properties": {"name": {"type": "string"}, "task": {"type": "string"}}},
+                "items": {"type": "object", "required": ["name", "task"],
+                          "properties": {"name": {"type": "string"}, "task": {"type": "string"}},
+                          "additionalProperties": False},
             },
         },
         "additionalProperties": False,
@@ -56,23 +59,26 @@ class AgentTool(Tool):
     def __init__(self, spawn: Spawn):
         self.spawn = spawn
 
-    def run(self, ws: Workspace, task: str | None = None, tasks: list[dict] | None = None) -> str:
+    def run(self, ws: Workspace, task: str | None = None,
+            tasks: list[dict] | None = None) -> str:
         if (task is None) == (tasks is None):
             raise ToolError("give exactly one of `task` (one sub-agent) or `tasks` (a team)")
         if any(not t.strip() for t in ([task] if task is not None else [t["task"] for t in tasks])):
-            raise ToolError("a task is empty: say what the worker should do, with everything it needs to know")
+            raise ToolError("a task is empty: say what the worker should do, with everything it "
+                            "needs to know")
         if task is not None:
             return self._report("worker", task, ws)
         names = [t["name"] for t in tasks]
         if len(set(names)) != len(names):
             raise ToolError(f"worker names must be unique, got {names}")
-        return "\n\n".join(f"## {name}\n{report}" for name, report in zip(names, self._team(tasks, ws), strict=True))
+        reports = zip(names, self._team(tasks, ws), strict=True)
+        return "\n\n".join(f"## {name}\n{report}" for name, report in reports)
 
     def _team(self, tasks: list[dict], ws: Workspace) -> list[str]:
         pool = ThreadPoolExecutor(min(AT_ONCE, len(tasks)), thread_name_prefix="worker")
         try:
             futures = [pool.submit(self._report, t["name"], t["task"], ws) for t in tasks]
-            for _ in as_they_finish(futures, ws.cancelled):  # stops when the parent's batch is interrupted
+            for _ in as_they_finish(futures, ws.cancelled):  # stops when the parent's batch does
                 pass
             return [f.result() for f in futures]  # input order, whatever order they finish in
         except BaseException:
@@ -97,8 +103,8 @@ def workers(parent: Agent, context: Callable = KeepEverything) -> Spawn:
     def spawn(name: str, task: str, workspace: Workspace) -> str:
         tools = [t for t in parent.tools.values() if t.name != AgentTool.name]  # no recursion
         sub = Agent(Cancellable(parent.llm, workspace.cancelled), tools, cwd=workspace.cwd,
-                    prompt=parent.prompt, prompt_parts=parent.prompt_parts, max_rounds=WORKER_ROUNDS,
-                    context=context(), executor=parent.executor, gates=parent.gates)
+                    prompt=parent.prompt, prompt_parts=parent.prompt_parts, context=context(),
+                    max_rounds=WORKER_ROUNDS, executor=parent.executor, gates=parent.gates)
         sub.workspace.cancelled = workspace.cancelled  # its running commands are stopped with it
         sub.subscribe(lambda event: parent.emit(WorkerEvent(name, event)))
         return sub.chat(task)

@@ -15,13 +15,15 @@ import json
 import re
 
 # Chinese, Japanese and Korean characters, their punctuation and full-width forms
-CJK = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
-SYMBOL = re.compile(r"[^\w\s\u3000-\u303f\uff00-\uffef]")  # code punctuation: brackets, operators, quotes
+CJK = re.compile("[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+                 "\uff00-\uffef]")
+SYMBOL = re.compile(r"[^\w\s\u3000-\u303f\uff00-\uffef]")  # code punctuation, brackets, quotes
 PER_MESSAGE = 4  # role and framing tokens the API adds to every message
 
 DEFAULT_WINDOW = 128_000
 WINDOWS = (  # name prefix -> context window in tokens; the first prefix that matches wins
-    ("gpt-4.1", 1_000_000), ("gpt-5", 400_000), ("gpt-4o", 128_000), ("o3", 200_000), ("o4", 200_000),
+    ("gpt-4.1", 1_000_000), ("gpt-5", 400_000), ("gpt-4o", 128_000), ("o3", 200_000),
+    ("o4", 200_000),
     ("deepseek", 128_000), ("qwen", 128_000), ("kimi", 256_000), ("moonshot", 128_000),
     ("claude", 200_000), ("anthropic/", 200_000), ("gemini", 1_000_000), ("llama", 128_000),
 )
