@@ -73,7 +73,7 @@ def test_real_server_shakes_hands_and_lists_every_page(real):
 def test_real_server_calls_and_their_results_as_text(real):
     assert run(real, "mcp__real__add", a=2, b=3) == "5"
     assert json.loads(run(real, "mcp__real__stats", numbers=[1, 2, 6])) == {"count": 3, "mean": 3.0}
-    assert run(real, "mcp__real__pixel") == "[image: image/png, 16 bytes]"
+    assert run(real, "mcp__real__pixel") == "[image: image/png]"
 
 
 def test_real_server_error_result_is_a_tool_error(real):
@@ -99,11 +99,11 @@ def test_render_each_kind_of_content():
     assert render({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}) == "a\nb"
     assert render({"content": [{"type": "image", "mimeType": "image/png", "data": "AAAA"},
                                {"type": "audio", "mimeType": "audio/wav", "data": "AAA="}]}) == \
-        "[image: image/png, 3 bytes]\n[audio: audio/wav, 2 bytes]"
+        "[image: image/png]\n[audio: audio/wav]"
     assert render({"content": [{"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
                                {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAAA"}},
                                {"type": "resource_link", "uri": "file:///c.md", "name": "c"}]}) == \
-        "[resource: file:///a.txt]\nhello\n[resource: file:///b.bin]\n[resource: file:///c.md]"
+        "[resource: file:///a.txt]\nhello\n[resource: file:///b.bin]\n[resource_link: file:///c.md]"
     structured = {"content": [], "structuredContent": {"n": 1}}
     assert json.loads(render(structured)) == {"n": 1}  # no text: the structured content is the result
     assert render({**structured, "content": [{"type": "text", "text": "one"}]}) == "one"  # text mirrors it

@@ -5,7 +5,7 @@
     tools.py    its tools as Tool objects named mcp__SERVER__TOOL; results as text
     hub.py      all servers, attached to an agent; /mcp status and reconnect
 
-    hub = MCPHub.from_config(config.home, Path.cwd()).start()
+    hub = MCPHub(load_servers(config.home, project), project).start()
     hub.attach(agent)
     ...
     hub.close()
@@ -14,10 +14,10 @@ Standard library only: writing the client is the lesson. The official `mcp` pack
 is used by the tests alone, to be sure this client talks to real servers.
 """
 
-from .client import KNOWN_VERSIONS, PROTOCOL_VERSION, MCPClient, MCPError
-from .config import MCPConfigError, ServerSpec, load_servers, read_mcp_json
-from .hub import MCPHub, ServerStatus
+from .client import MCPClient, MCPError
+from .config import MCPConfigError, ServerSpec, load_servers
+from .hub import MCPHub
 from .tools import MCPTool, render, tool_name
 
-__all__ = ["KNOWN_VERSIONS", "PROTOCOL_VERSION", "MCPClient", "MCPError", "MCPConfigError", "ServerSpec",
-           "load_servers", "read_mcp_json", "MCPHub", "ServerStatus", "MCPTool", "render", "tool_name"]
+__all__ = ["MCPClient", "MCPError", "MCPConfigError", "ServerSpec", "load_servers", "MCPHub",
+           "MCPTool", "render", "tool_name"]

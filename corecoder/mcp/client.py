@@ -1,12 +1,19 @@
 """One MCP server over stdio: its process, newline-delimited JSON-RPC 2.0, the handshake.
 
-A caller writes a request (from a short-lived thread, so a server that stops reading can't
-block it past the deadline) and waits on a queue of its own. The reader reads stdout: an
-answer goes to the caller waiting on its id; a notification or a server's request is handled
-on the spot. The drainer keeps the last 200 lines of stderr, and keeps a chatty server alive:
-a pipe holds ~64 KB, and a server whose stderr nobody reads blocks on its next write. Messages
-are told apart by shape, never by id alone: a server's own request may reuse the id of a call
-we wait on, and it has a "method" where an answer has none.
+The idea is short. Start the program; send `initialize`, then `tools/list`; from then on
+each tool call is a request, `tools/call`, written as one line of JSON to the server's
+stdin, and its answer is the line on its stdout that carries the same id.
+
+Three threads per server, each with one job:
+
+    the caller   writes its request and waits on a queue of its own, within a deadline
+    the reader   reads stdout: an answer goes to the caller waiting on its id; a notice
+                 or a request from the server is handled on the spot
+    the drainer  keeps the last 200 lines of stderr, and keeps a chatty server alive: a
+                 pipe holds ~64 KB, and a server whose stderr nobody reads blocks for good
+
+Messages are told apart by shape, never by id alone: a server's own request may reuse the
+id of a call we wait on, and it has a "method" where an answer has none.
 """
 
 from __future__ import annotations
@@ -31,8 +38,8 @@ KNOWN_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 STARTUP_TIMEOUT = 15.0  # initialize plus every page of tools/list
 CALL_TIMEOUT = 60.0
 GRACE = 1.0  # seconds a server gets to exit after its stdin closes, and again after SIGTERM
-_GONE = object()  # handed to waiting callers when the server dies or is closed
-_CANCELLED = object()  # what waiting returns once the user interrupts the call
+GONE = object()  # handed to waiting callers when the server dies or is closed
+CANCELLED = object()  # what waiting returns once the user interrupts the call
 
 
 class MCPError(Exception):
@@ -47,7 +54,8 @@ class MCPClient:
         self.root = Path(root).resolve()
         self.startup_timeout = startup_timeout
         self.call_timeout = call_timeout
-        self.state = "stopped"  # starting, ready, error (alive, but the last request failed), dead, closed
+        # stopped, starting, ready, error (alive, but its last request failed), dead, closed
+        self.state = "stopped"
         self.error = ""  # the last thing that went wrong, kept after a later success
         self.warnings: deque[str] = deque(maxlen=50)
         self.stderr: deque[str] = deque(maxlen=200)
@@ -55,33 +63,45 @@ class MCPClient:
         self.stale = threading.Event()  # the server said its tools changed: list them again
         self.protocol_version = ""
         self.process: subprocess.Popen | None = None
-        self._lock = threading.Lock()  # guards process, state and pending across threads
-        self._write_lock = threading.Lock()  # one message per line, never interleaved
-        self._pending: dict[int, queue.Queue] = {}
-        self._ids = itertools.count(1)
+        self.lock = threading.Lock()  # guards process, state and pending across threads
+        self.write_lock = threading.Lock()  # one message a line, never interleaved (held apart:
+        # a write that blocks must not block the reader, nor the caller who gives up on it)
+        self.pending: dict[int, queue.Queue] = {}  # request id -> the queue its caller waits on
+        self.ids = itertools.count(1)
 
     def start(self) -> None:
-        """Start the process, shake hands, list the tools. On failure: MCPError, and the state says why."""
+        """Start the process, shake hands, list the tools. On failure: MCPError, and the state
+        says why."""
         self.close()
         self.state, self.error, self.tools = "starting", "", []
         self.stderr.clear()
         self.warnings.clear()
-        try:
-            process = subprocess.Popen(
-                [self.spec.command, *self.spec.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, cwd=self.root, env={**os.environ, **self.spec.env},
-                start_new_session=True)  # its own process group: closing it also ends what it started (npx)
+        try:  # its own process group: closing it also ends what it started (npx, a shell)
+            process = subprocess.Popen([self.spec.command, *self.spec.args], cwd=self.root,
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, env={**os.environ, **self.spec.env},
+                                       start_new_session=True)
         except OSError as e:
-            self.state, self.error = "error", f"cannot start {self.spec.command!r}: {e.strerror or e}"
+            self.state = "error"
+            self.error = f"cannot start {self.spec.command!r}: {e.strerror or e}"
             raise MCPError(self.error) from None
-        with self._lock:
+        with self.lock:
             self.process = process
-        drainer = threading.Thread(target=self._drain, args=(process,), daemon=True, name=f"mcp-{self.name}-err")
+        drainer = threading.Thread(target=self._drain, args=(process,), daemon=True)
         drainer.start()
-        threading.Thread(target=self._read, args=(process, drainer), daemon=True, name=f"mcp-{self.name}-out").start()
+        threading.Thread(target=self._read, args=(process, drainer), daemon=True).start()
         deadline = time.monotonic() + self.startup_timeout
         try:
-            self._handshake(deadline)
+            hello = self.request("initialize", {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {"roots": {"listChanged": False}},
+                "clientInfo": {"name": "corecoder", "version": __version__}}, deadline=deadline)
+            version = hello.get("protocolVersion")
+            if version not in KNOWN_VERSIONS:
+                raise MCPError(f"the server speaks protocol version {version!r}, which this client "
+                               f"does not know (it knows {', '.join(KNOWN_VERSIONS)})")
+            self.protocol_version = version
+            self.notify("notifications/initialized")
             self.list_tools(deadline)
         except MCPError as e:
             # Dead, or alive but unusable (hung, or a protocol we don't speak): either way, stop it.
@@ -91,39 +111,16 @@ class MCPClient:
             raise MCPError(error) from None
         self.state = "ready"
 
-    def _handshake(self, deadline: float) -> None:
-        result = self.request("initialize", {
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {"roots": {"listChanged": False}},
-            "clientInfo": {"name": "corecoder", "version": __version__},
-        }, deadline=deadline)
-        version = result.get("protocolVersion")
-        if version not in KNOWN_VERSIONS:
-            raise MCPError(f"the server speaks protocol version {version!r}, which this client does not know "
-                           f"(it knows {', '.join(KNOWN_VERSIONS)})")
-        self.protocol_version = version
-        self.notify("notifications/initialized")
-
-    def close(self) -> None:
-        """Close stdin (the polite way to stop a stdio server), then SIGTERM, then SIGKILL."""
-        with self._lock:
-            process, self.process = self.process, None
-            pending, self._pending = self._pending, {}
-            if process is not None:
-                self.state = "closed"
-        for waiter in pending.values():
-            waiter.put(_GONE)
-        if process is not None:
-            _stop(process)
-
     def list_tools(self, deadline: float | None = None) -> list[dict]:
         """Every tool, page by page, following nextCursor until there is none."""
         self.stale.clear()  # a change announced from now on needs another listing
         deadline = deadline or time.monotonic() + self.startup_timeout
         tools, cursor, seen = [], None, set()
         while True:
-            page = self.request("tools/list", {"cursor": cursor} if cursor else None, deadline=deadline)
-            tools += [t for t in page.get("tools") or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
+            page = self.request("tools/list", {"cursor": cursor} if cursor else None,
+                                deadline=deadline)
+            tools += [t for t in page.get("tools") or [] if isinstance(t, dict)
+                      and isinstance(t.get("name"), str)]
             cursor = page.get("nextCursor")
             if not cursor:
                 break
@@ -133,48 +130,77 @@ class MCPClient:
         self.tools = tools
         return tools
 
-    def call_tool(self, name: str, arguments: dict, cancelled: threading.Event | None = None) -> dict:
-        return self.request("tools/call", {"name": name, "arguments": arguments}, cancelled=cancelled)
+    def call_tool(self, name: str, arguments: dict,
+                  cancelled: threading.Event | None = None) -> dict:
+        return self.request("tools/call", {"name": name, "arguments": arguments},
+                            cancelled=cancelled)
 
     def request(self, method: str, params: dict | None = None, *, deadline: float | None = None,
                 cancelled: threading.Event | None = None) -> dict:
-        """Send a request and wait for its answer: the result, or MCPError saying why there is none."""
+        """Send a request and wait for its answer: the result, or MCPError saying why there is
+        none."""
         waiter: queue.Queue = queue.Queue(maxsize=1)
-        with self._lock:
+        with self.lock:
             process = self.process
             if process is None or process.poll() is not None or self.state in ("dead", "closed"):
                 raise MCPError(self._not_running())
-            msg_id = next(self._ids)
-            self._pending[msg_id] = waiter
-        message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+            msg_id = next(self.ids)
+            self.pending[msg_id] = waiter
         deadline = deadline or time.monotonic() + self.call_timeout
         allowed = deadline - time.monotonic()
         try:
-            self._send(process, message if params is None else {**message, "params": params}, deadline)
-            answer = _wait(waiter, deadline, cancelled)
+            self._send(process, {"jsonrpc": "2.0", "id": msg_id, "method": method,
+                                 **({} if params is None else {"params": params})}, deadline)
+            answer = wait(waiter, deadline, cancelled)
         finally:
-            with self._lock:
-                self._pending.pop(msg_id, None)
-        if answer is _GONE:
+            with self.lock:
+                self.pending.pop(msg_id, None)
+        if answer is GONE:
             raise MCPError(f"during {method}, {self.error or 'the server was closed'}")
         if not isinstance(answer, dict):  # no answer in time, or the user interrupted
-            reason = f"{method} was interrupted by the user" if answer is _CANCELLED else \
+            reason = f"{method} was interrupted by the user" if answer is CANCELLED else \
                 f"no answer to {method} within {allowed:.3g} s"
             self.notify("notifications/cancelled", {"requestId": msg_id, "reason": reason})
             self.state, self.error = "error", reason
             raise MCPError(reason)
         if "error" in answer:
-            error = answer["error"] if isinstance(answer["error"], dict) else {"message": str(answer["error"])}
-            raise MCPError(f"{method} refused: {error.get('message')} (JSON-RPC error {error.get('code')})")
+            error = answer["error"]
+            error = error if isinstance(error, dict) else {"message": str(error)}
+            raise MCPError(f"{method} refused: {error.get('message')} "
+                           f"(JSON-RPC error {error.get('code')})")
         if self.state == "error":
             self.state = "ready"  # it answers again; the error stays on record for /mcp
         return answer.get("result") if isinstance(answer.get("result"), dict) else {}
 
     def notify(self, method: str, params: dict | None = None) -> None:
-        message = {"jsonrpc": "2.0", "method": method}
         if (process := self.process) is not None:
-            with contextlib.suppress(MCPError):  # nothing comes back; a dead server shows on the next request
-                self._send(process, message if params is None else {**message, "params": params})
+            with contextlib.suppress(MCPError):  # no answer comes; a dead server shows at the next
+                self._send(process, {"jsonrpc": "2.0", "method": method,
+                                     **({} if params is None else {"params": params})})
+
+    def close(self) -> None:
+        """Close stdin (the polite way to stop a stdio server), then SIGTERM, then SIGKILL."""
+        with self.lock:
+            process, self.process = self.process, None
+            pending, self.pending = self.pending, {}
+            if process is not None:
+                self.state = "closed"
+        for waiter in pending.values():
+            waiter.put(GONE)
+        if process is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            process.stdin.close()
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                process.wait(timeout=GRACE)
+                return
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, sig)  # the whole group: npx & co leave no orphan
+        process.wait()
+
+    # --- defences: a server that crashes, hangs, chatters, asks back or stops reading ---------
 
     def _not_running(self) -> str:
         if self.state == "stopped":
@@ -183,27 +209,29 @@ class MCPClient:
             f"the server is not running{': ' + self.error if self.error else ''}"
         return f"{why}; `/mcp reconnect {self.name}` starts it again"
 
-    def _send(self, process: subprocess.Popen, message: dict, deadline: float | None = None) -> None:
+    def _send(self, process: subprocess.Popen, message: dict,
+              deadline: float | None = None) -> None:
         """Write one message within the deadline: a server that stops reading its input would
-        otherwise block this write, and through the lock every later one, for good."""
+        otherwise block this write, and every later one behind it, for good."""
         data, failed = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8"), []
-        writer = threading.Thread(target=self._write, args=(process, data, failed), daemon=True)
+
+        def write() -> None:
+            try:
+                with self.write_lock:
+                    process.stdin.write(data)
+                    process.stdin.flush()
+            except (OSError, ValueError) as e:  # a broken pipe, or stdin already closed
+                failed.append(e)
+
+        writer = threading.Thread(target=write, daemon=True)
         writer.start()
         writer.join(max(0.0, (deadline or time.monotonic() + self.call_timeout) - time.monotonic()))
-        if writer.is_alive() or failed:  # as good as dead: say so, and kill it (which frees the writer)
+        if writer.is_alive() or failed:  # as good as dead: say so, and kill it (frees the writer)
             why = type(failed[0]).__name__ if failed else "a write timed out"
             self._gone(process, f"the server stopped reading its input ({why})")
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
             raise MCPError(self.error or "the server was closed") from None
-
-    def _write(self, process: subprocess.Popen, data: bytes, failed: list) -> None:
-        try:
-            with self._write_lock:
-                process.stdin.write(data)
-                process.stdin.flush()
-        except (OSError, ValueError) as e:  # a broken pipe, or stdin already closed
-            failed.append(e)
 
     def _read(self, process: subprocess.Popen, drainer: threading.Thread) -> None:
         with process.stdout:
@@ -217,46 +245,45 @@ class MCPClient:
         except subprocess.TimeoutExpired:
             code = None
         drainer.join(timeout=GRACE)  # so its last words on stderr are in the message
-        why = f"the server exited with code {code}" if code is not None else "the server closed its stdout"
+        why = "the server closed its stdout"
+        if code is not None:
+            why = f"the server exited with code {code}"
         last = next((line for line in reversed(self.stderr) if line.strip()), "")
         self._gone(process, f"{why} (last on stderr: {last[:200]!r})" if last else why)
 
     def _receive(self, process: subprocess.Popen, line: str) -> None:
-        if not line:
-            return
         try:
-            message = json.loads(line)
+            message = json.loads(line) if line else None
         except ValueError:
             message = None
-        for m in message if isinstance(message, list) else [message]:  # a batch (2025-03-26) is a list
-            if not isinstance(m, dict) or m.get("jsonrpc") != "2.0":
-                self.warnings.append(f"skipped a line on stdout that is not JSON-RPC: {line[:120]!r}")
-            elif "method" in m and "id" in m:
-                self._answer(process, m)
-            elif "method" in m:
-                if m["method"] == "notifications/tools/list_changed":
-                    self.stale.set()  # the main thread lists again, between rounds
-            elif isinstance(m.get("id"), (int, str)):
-                with self._lock:
-                    waiter = self._pending.pop(m["id"], None)
-                if waiter is None:
-                    self.warnings.append(f"an answer to no pending request (id {m['id']!r}), probably too late")
-                else:
-                    waiter.put(m)
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            if line:
+                self.warnings.append(f"skipped a line on stdout that is not JSON-RPC: "
+                                     f"{line[:120]!r}")
+        elif "method" in message and "id" in message:  # the server asks: ping and roots we answer
+            method = message["method"]
+            if method == "ping":
+                reply = {"result": {}}
+            elif method == "roots/list":
+                reply = {"result": {"roots": [{"uri": self.root.as_uri(), "name": self.root.name}]}}
             else:
-                self.warnings.append(f"skipped a message that is neither request nor answer: {line[:120]!r}")
-
-    def _answer(self, process: subprocess.Popen, request: dict) -> None:
-        """The server asks us something. We offer ping and roots; anything else is 'method not found'."""
-        method = request["method"]
-        if method == "ping":
-            reply = {"result": {}}
-        elif method == "roots/list":
-            reply = {"result": {"roots": [{"uri": self.root.as_uri(), "name": self.root.name}]}}
+                reply = {"error": {"code": -32601, "message": f"method not found: {method}"}}
+            with contextlib.suppress(MCPError):  # the end of stdout follows, and says what happened
+                self._send(process, {"jsonrpc": "2.0", "id": message["id"], **reply})
+        elif "method" in message:
+            if message["method"] == "notifications/tools/list_changed":
+                self.stale.set()  # the agent's thread lists them again, between rounds
+        elif isinstance(message.get("id"), (int, str)):
+            with self.lock:
+                waiter = self.pending.pop(message["id"], None)
+            if waiter is None:
+                self.warnings.append(f"an answer to no pending request (id {message['id']!r}), "
+                                     "probably too late")
+            else:
+                waiter.put(message)
         else:
-            reply = {"error": {"code": -32601, "message": f"method not found: {method}"}}
-        with contextlib.suppress(MCPError):  # the end of stdout follows, and it says what happened
-            self._send(process, {"jsonrpc": "2.0", "id": request["id"], **reply})
+            self.warnings.append(f"skipped a message that is neither request nor answer: "
+                                 f"{line[:120]!r}")
 
     def _drain(self, process: subprocess.Popen) -> None:
         with process.stderr:
@@ -266,34 +293,21 @@ class MCPClient:
 
     def _gone(self, process: subprocess.Popen, reason: str) -> None:
         """The process died: every waiting caller learns why, at once, instead of timing out."""
-        with self._lock:
+        with self.lock:
             if process is not self.process or self.state == "dead":
                 return  # closed on purpose, or already known
             self.state, self.error = "dead", reason
-            pending, self._pending = self._pending, {}
+            pending, self.pending = self.pending, {}
         for waiter in pending.values():
-            waiter.put(_GONE)
+            waiter.put(GONE)
 
 
-def _wait(waiter: queue.Queue, deadline: float, cancelled: threading.Event | None):
-    """The answer, or None at the deadline, or _CANCELLED once `cancelled` is set."""
+def wait(waiter: queue.Queue, deadline: float, cancelled: threading.Event | None):
+    """The answer, or None at the deadline, or CANCELLED once `cancelled` is set."""
     while (left := deadline - time.monotonic()) > 0:
         try:
             return waiter.get(timeout=min(left, 0.1) if cancelled is not None else left)
         except queue.Empty:
             if cancelled is not None and cancelled.is_set():
-                return _CANCELLED
+                return CANCELLED
     return None
-
-
-def _stop(process: subprocess.Popen) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        process.stdin.close()
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            process.wait(timeout=GRACE)
-            return
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, sig)  # the whole group: a wrapper like npx leaves no orphan behind
-    process.wait()

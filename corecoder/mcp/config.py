@@ -1,6 +1,6 @@
 """Which MCP servers to start: `mcp.json` in CORECODER_HOME and in the project's `.corecoder/`.
 
-    {"mcpServers": {"files": {"command": "npx", "args": ["-y", "some-server"], "env": {"KEY": "..."}}}}
+    {"mcpServers": {"files": {"command": "npx", "args": ["-y", "a-server"], "env": {"KEY": "..."}}}}
 
 The project's file is read second, so its entry wins over the home entry of the
 same name. A file that can't be used is an error that names it, never a traceback.
@@ -44,21 +44,25 @@ def read_mcp_json(path: Path) -> dict[str, ServerSpec]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise MCPConfigError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+        where = f"{e.msg} at line {e.lineno}, column {e.colno}"
+        raise MCPConfigError(f"{path}: not valid JSON: {where}") from None
     servers = data.get("mcpServers", {}) if isinstance(data, dict) else None
     if not isinstance(servers, dict):
-        raise MCPConfigError(f'{path}: expected {{"mcpServers": {{name: {{"command": ..., "args": [...]}}}}}}')
+        shape = '{"mcpServers": {name: {"command": ..., "args": [...]}}}'
+        raise MCPConfigError(f"{path}: expected {shape}")
     return {name: _spec(path, name, entry) for name, entry in servers.items()}
 
 
 def _spec(path: Path, name: str, entry) -> ServerSpec:
     where = f"{path}: server {name!r}"
     if not isinstance(entry, dict):
-        raise MCPConfigError(f"{where} should be an object with a command, got {type(entry).__name__}")
+        raise MCPConfigError(f"{where} should be an object with a command, "
+                             f"got {type(entry).__name__}")
     command, args, env = entry.get("command"), entry.get("args", []), entry.get("env", {})
     if not isinstance(command, str) or not command.strip():
         kind = entry.get("type") or ("http" if "url" in entry else "")
-        hint = f" (a {kind} server? only stdio servers, started by a command, are supported)" if kind else ""
+        hint = f" (a {kind} server? only stdio servers, started by a command, are supported)"
+        hint = hint if kind else ""
         raise MCPConfigError(f'{where} needs "command": the program to start{hint}')
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise MCPConfigError(f'{where}: "args" should be a list of strings')

@@ -25,11 +25,12 @@ def tool_name(server: str, tool: str) -> str:
 class MCPTool(Tool):
     mutating = True  # we can't know what a server's tool changes, so consent asks
 
-    def __init__(self, client: MCPClient, info: dict, name: str | None = None):
+    def __init__(self, client: MCPClient, info: dict):
         self.client = client
         self.remote = info["name"]  # the server's own name for it, used in tools/call
-        self.name = name or tool_name(client.name, self.remote)
-        self.description = info.get("description") or info.get("title") or f"{self.remote} (MCP server {client.name})"
+        self.name = tool_name(client.name, self.remote)
+        self.description = info.get("description") or info.get("title") or \
+            f"{self.remote} (MCP server {client.name})"
         schema = info.get("inputSchema")
         self.parameters = schema if isinstance(schema, dict) and schema else {"type": "object"}
 
@@ -37,7 +38,8 @@ class MCPTool(Tool):
         try:
             result = self.client.call_tool(self.remote, args, cancelled=ws.cancelled)
         except MCPError as e:
-            raise ToolError(f"MCP server {self.client.name} could not run {self.remote}: {e}") from None
+            raise ToolError(f"MCP server {self.client.name} could not run {self.remote}: "
+                            f"{e}") from None
         text = render(result)
         if result.get("isError"):
             raise ToolError(text or f"{self.remote} reported an error without a message")
@@ -45,32 +47,22 @@ class MCPTool(Tool):
 
 
 def render(result: dict) -> str:
-    """A tools/call result as text: text as is, other content as a short mark of what it was."""
+    """A tools/call result as text: text as it is; anything else as a mark of what it was
+    (`[image: image/png]`, `[resource: file:///a.txt]`), with a resource's own text after it."""
     parts, texts = [], 0
     for item in result.get("content") or []:
-        kind = item.get("type") if isinstance(item, dict) else None
-        if kind == "text":
+        item = item if isinstance(item, dict) else {}
+        resource = item.get("resource") if isinstance(item.get("resource"), dict) else {}
+        if item.get("type") == "text":
             parts.append(str(item.get("text", "")))
             texts += 1
-        elif kind in ("image", "audio"):
-            parts.append(f"[{kind}: {item.get('mimeType', 'unknown type')}, {_size(item.get('data', ''))} bytes]")
-        elif kind == "resource":
-            resource = item.get("resource") or {}
-            parts.append(f"[resource: {resource.get('uri', '?')}]")
-            if isinstance(resource.get("text"), str):
-                parts.append(resource["text"])
-                texts += 1
-        elif kind == "resource_link":
-            parts.append(f"[resource: {item.get('uri', '?')}]")
-        else:
-            parts.append(f"[{kind} content]")
+            continue
+        what = item.get("mimeType") or resource.get("uri") or item.get("uri")
+        parts.append(f"[{item.get('type')}: {what}]" if what else f"[{item.get('type')} content]")
+        if isinstance(resource.get("text"), str):
+            parts.append(resource["text"])
+            texts += 1
     structured = result.get("structuredContent")
     if structured is not None and not texts:  # servers should mirror it in text; some don't
         parts.append(json.dumps(structured, ensure_ascii=False, indent=2))
     return "\n".join(parts)
-
-
-def _size(data: str) -> int:
-    """How many bytes a base64 string decodes to, without decoding it."""
-    data = data.strip() if isinstance(data, str) else ""
-    return len(data) * 3 // 4 - data[-2:].count("=")
