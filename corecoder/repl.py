@@ -13,13 +13,16 @@ Ctrl+D leaves.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
 from .app import FAILURES, connect
+from .files import looks_binary
 from .render import Renderer
 
 HELP = (
@@ -41,6 +44,7 @@ HELP = (
 # in the config dir; hooks.json and mcp.json also in .corecoder/
 FILES = ("hooks.json", "mcp.json", "pricing.json")
 PROMPT = "› "
+DIFF_LINES = 40  # of each file in /diff
 KEYS = "Enter sends · Alt+Enter (or Esc, Enter) adds a line · Ctrl+C stops a turn"
 
 
@@ -211,7 +215,7 @@ class Repl:
         self.say(self.app.checkpoints.undo())
 
     def diff(self, arg: str = "") -> None:
-        changes = self.app.checkpoints.changed_files()
+        changes = changed_files(self.app.checkpoints)
         if not changes:
             self.say("no files changed in this session", "dim")
         for change in changes:
@@ -260,6 +264,46 @@ class Repl:
 
     def quit(self, arg: str = "") -> bool:
         return False
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str  # relative to the project root
+    status: str  # created, deleted, modified
+    diff: str = ""  # a short unified diff, or a note (binary, too large, mode)
+
+
+def changed_files(checkpoints) -> list[Change]:
+    """The files changed since the session's checkpoints first copied them, each with a short
+    diff: what /diff shows."""
+    from .checkpoints import snapshot
+
+    changes = []
+    for path, first in checkpoints.first.items():
+        now = snapshot(path, checkpoints.max_bytes)
+        if now == first:
+            continue
+        shown = str(path.relative_to(checkpoints.root))
+        if not first.existed or not now.existed:
+            changes.append(Change(shown, "created" if now.existed else "deleted"))
+        else:
+            changes.append(Change(shown, "modified", short_diff(shown, first, now)))
+    return changes
+
+
+def short_diff(shown: str, before, after) -> str:
+    notes = [f"mode {before.mode:o} -> {after.mode:o}"] if before.mode != after.mode else []
+    if before.too_large or after.too_large:
+        return "; ".join([*notes, "too large to compare"])
+    if looks_binary(before.data) or looks_binary(after.data):
+        return "; ".join([*notes, f"binary, {before.size:,} -> {after.size:,} bytes"])
+    old = before.data.decode("utf-8", "replace").splitlines(keepends=True)
+    new = after.data.decode("utf-8", "replace").splitlines(keepends=True)
+    diff = difflib.unified_diff(old, new, f"a/{shown}", f"b/{shown}")
+    lines = [line.rstrip("\n") for line in diff]
+    if len(lines) > DIFF_LINES:
+        lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more diff lines"]
+    return "\n".join([*notes, *lines])
 
 
 def prompt_session(home: Path):

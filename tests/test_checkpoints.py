@@ -13,6 +13,7 @@ from helpers import run_and_kill
 from corecoder import Agent, ScriptedLLM
 from corecoder.calls import Gate
 from corecoder.checkpoints import Checkpoints, project_key, project_root
+from corecoder.repl import changed_files
 from corecoder.tools import default_tools
 from corecoder.workspace import Workspace
 
@@ -40,9 +41,9 @@ def run(home, root, turns, gates=None):
     return checkpoints, agent
 
 
-def stored(checkpoints):
-    index = json.loads((checkpoints.dir / "index.json").read_text())
-    return index, [json.loads((checkpoints.dir / f"{e['id']}.json").read_text()) for e in index["checkpoints"]]
+def stored(checkpoints) -> list[dict]:
+    """The checkpoints on disk, oldest first."""
+    return [json.loads(p.read_text()) for p in sorted(checkpoints.dir.glob("*.json"))]
 
 
 def test_a_copy_is_taken_before_each_write_or_edit_and_no_call_is_refused(tmp_path, project):
@@ -54,9 +55,10 @@ def test_a_copy_is_taken_before_each_write_or_edit_and_no_call_is_refused(tmp_pa
     assert checkpoints.before(TOOLS["bash"], {"command": "rm -rf src"}, ws) is None  # no path: no copy
     assert checkpoints.before(TOOLS["write_file"], {"path": "bad\x00name"}, ws) is None  # never raises
     assert "bad" in checkpoints.error
-    index, records = stored(checkpoints)
-    assert index["root"] == str(project.resolve())
-    assert [e["tool"] for e in index["checkpoints"]] == ["edit_file", "write_file"]
+    records = stored(checkpoints)
+    assert [p.name for p in sorted(checkpoints.dir.glob("*.json"))] == ["00000001.json", "00000002.json"]
+    assert {r["root"] for r in records} == {str(project.resolve())}
+    assert [r["tool"] for r in records] == ["edit_file", "write_file"]
     assert base64.b64decode(records[0]["content"]) == b"print('one')\n"
     assert records[0]["mode"] == (project / "src" / "app.py").stat().st_mode & 0o7777
     assert (records[1]["existed"], records[1]["content"]) == (False, None)
@@ -69,14 +71,13 @@ def test_undo_restores_an_edit_then_deletes_a_created_file_and_the_dirs_it_neede
         {"tool_calls": [call("write_file", path="src/extra.py", content="x = 1\n")]}])
     assert (project / "docs" / "deep" / "notes.md").exists()
     assert checkpoints.undo() == "deleted src/extra.py (write_file had created it) (2 more to undo)"
-    assert (project / "src").is_dir()  # it was there before: kept
+    assert (project / "src").is_dir()
     assert checkpoints.undo() == "deleted docs/deep/notes.md (write_file had created it) (1 more to undo)"
-    assert not (project / "docs").exists()  # made for the file: gone with it
+    assert (project / "docs" / "deep").is_dir()  # the folders the write made stay (said in the README)
     assert checkpoints.undo() == "restored src/app.py as it was before edit_file"
     assert (project / "src" / "app.py").read_text() == "print('one')\n"
     assert checkpoints.undo() == "nothing to undo in this project"
-    assert stored(checkpoints)[0]["checkpoints"] == [] and list(checkpoints.dir.glob("*.json")) == [
-        checkpoints.dir / "index.json"]
+    assert stored(checkpoints) == []
 
 
 def test_undo_recreates_deleted_parent_dirs_and_restores_the_mode(tmp_path, project):
@@ -119,7 +120,7 @@ def test_an_edit_that_changed_nothing_is_skipped_by_undo(tmp_path, project):
         {"tool_calls": [call("edit_file", path="src/app.py", old_string="one", new_string="two")]},
         {"tool_calls": [call("edit_file", path="src/app.py", old_string="missing", new_string="x")]}])
     assert "failed" in agent.messages[-2]["content"]
-    assert len(stored(checkpoints)[0]["checkpoints"]) == 2
+    assert len(stored(checkpoints)) == 2
     assert checkpoints.undo() == "restored src/app.py as it was before edit_file"  # the failed one is passed over
     assert checkpoints.undo() == "nothing to undo in this project"
 
@@ -132,13 +133,13 @@ def test_a_file_too_large_to_keep_is_recorded_and_undo_says_so(tmp_path, project
     (project / "src" / "app.py").write_text("changed\n")
     checkpoints.save(big, "write_file")
     big.write_bytes(b"y" * 3_000)
-    record = stored(checkpoints)[1][1]
+    record = stored(checkpoints)[1]
     assert (record["too_large"], record["content"], record["size"]) == (True, None, 2_000)
     assert checkpoints.undo() == ("cannot undo the change to big.bin: at 2,000 bytes it was too large to keep "
                                   "(1 more to undo)")
     assert big.read_bytes() == b"y" * 3_000
     assert checkpoints.undo() == "restored src/app.py as it was before edit_file"  # the next one still works
-    assert checkpoints.changed_files()[0].diff == "too large to compare"
+    assert changed_files(checkpoints)[0].diff == "too large to compare"
 
 
 def test_two_projects_checkpoints_never_mix(tmp_path, project):
@@ -156,15 +157,15 @@ def test_two_projects_checkpoints_never_mix(tmp_path, project):
     assert mine.undo() == "nothing to undo in this project"
 
 
-def test_an_index_that_names_another_root_is_refused(tmp_path, project):
+def test_a_checkpoint_that_names_another_root_is_refused(tmp_path, project):
     home = tmp_path / "home"
     checkpoints, _ = run(home, project, [{"tool_calls": [call("write_file", path="src/app.py", content="B\n")]}])
-    index = checkpoints.dir / "index.json"
-    data = json.loads(index.read_text())
-    index.write_text(json.dumps({**data, "root": "/somewhere/else"}))
+    [file] = checkpoints.dir.glob("*.json")
+    data = json.loads(file.read_text())
+    file.write_text(json.dumps({**data, "root": "/somewhere/else"}))
     assert checkpoints.undo().startswith("cannot undo: ") and "/somewhere/else" in checkpoints.undo()
     assert (project / "src" / "app.py").read_text() == "B\n"
-    index.write_text(json.dumps({**data, "checkpoints": [{**data["checkpoints"][0], "path": "/etc/hosts"}]}))
+    file.write_text(json.dumps({**data, "path": "/etc/hosts"}))
     assert checkpoints.undo() == f"did not touch /etc/hosts: it is outside this project ({project.resolve()})"
 
 
@@ -185,14 +186,13 @@ def test_a_gate_that_refuses_first_means_no_copy(tmp_path, project):
     checkpoints, agent = run(tmp_path / "home", project,
                              [{"tool_calls": [call("write_file", path="src/app.py", content="no\n")]}], gates=[No()])
     assert "refused by consent" in agent.messages[-2]["content"]
-    assert not (checkpoints.dir / "index.json").exists()
+    assert stored(checkpoints) == []
 
 
 def test_parallel_writes_each_get_a_copy(tmp_path, project):
     checkpoints, _ = run(tmp_path / "home", project, [{"tool_calls": [
         call("write_file", path=f"f{n}.txt", content=str(n)) for n in range(6)]}])
-    assert sorted(Path(e["path"]).name for e in stored(checkpoints)[0]["checkpoints"]) == [
-        f"f{n}.txt" for n in range(6)]
+    assert sorted(Path(r["path"]).name for r in stored(checkpoints)) == [f"f{n}.txt" for n in range(6)]
     for _ in range(6):
         assert checkpoints.undo().startswith("deleted f")
     assert not list(project.glob("f*.txt"))
@@ -204,8 +204,8 @@ def test_only_the_newest_checkpoints_are_kept(tmp_path, project):
     for n in range(5):
         checkpoints.save(target, "edit_file")
         target.write_text(f"v{n}\n")
-    assert len(stored(checkpoints)[0]["checkpoints"]) == 3
-    assert len(list(checkpoints.dir.glob("*.json"))) == 4  # three copies and the index
+    assert [p.name for p in sorted(checkpoints.dir.glob("*.json"))] == [
+        "00000003.json", "00000004.json", "00000005.json"]  # the three newest
     assert "restored" in checkpoints.undo() and target.read_text() == "v3\n"
 
 
@@ -226,7 +226,7 @@ def test_changed_files_lists_what_this_session_changed_with_a_short_diff(tmp_pat
         {"tool_calls": [call("write_file", path="same.txt", content="same\n")]}])
     (project / "gone.txt").unlink()
     (project / "same.txt").unlink()  # created, then removed again: no change to report
-    changes = {c.path: c for c in checkpoints.changed_files()}
+    changes = {c.path: c for c in changed_files(checkpoints)}
     assert set(changes) == {"src/app.py", "new.txt", "gone.txt", "image.bin", "long.txt"}
     assert changes["src/app.py"].status == "modified"
     assert changes["src/app.py"].diff.splitlines() == ["--- a/src/app.py", "+++ b/src/app.py", "@@ -1 +1 @@",
@@ -282,9 +282,9 @@ def test_kill_9_during_checkpoint_writes_leaves_every_file_whole(tmp_path):
         checkpoints = Checkpoints(home, root)
         data = (root / "data.txt").read_bytes()
         assert data == b"original" or whole(data)
-        entries = json.loads((checkpoints.dir / "index.json").read_text())["checkpoints"]
-        for copy in checkpoints.dir.glob("*.json"):
-            json.loads(copy.read_text())  # every checkpoint parses, listed or not
+        entries = list(checkpoints.dir.glob("*.json"))
+        for copy in entries:
+            json.loads(copy.read_text())  # every checkpoint parses
         # Each can be undone; every few trials, all the way down to the original (undo is slow: fsyncs).
         for _ in entries if n % 6 == 0 else entries[:5]:
             said = checkpoints.undo()
