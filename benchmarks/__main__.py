@@ -13,7 +13,7 @@ import platform
 import sys
 from pathlib import Path
 
-from . import cold_start, course, long_session, report, scenario, upstream
+from . import cache, cold_start, course, long_session, report, scenario, upstream
 
 HERE = Path(__file__).resolve().parent
 
@@ -88,6 +88,9 @@ def main(argv: list[str] | None = None) -> dict:
     results["cold_start"] = run_cold_start(ours, theirs, args.cold_runs)
     say("long session: 500 rounds, 3 times ...")
     results["long_session"] = long_session.run(500, 16_000, repeats=3)
+    say(f"cache session: {cache.ROUNDS} rounds, each agent once ...")
+    theirs_cache = theirs and scenario.Contender("upstream", theirs.command, upstream.translate(cache.script()))
+    results["cache"] = cache.compare(scenario.Contender("ours", ours.command, cache.script()), theirs_cache)
     results["course"] = None if args.skip_course else run_course()
     results["machine"]["load_average_after"] = os.getloadavg()
     results["targets"] = report.check_targets(results)

@@ -1,9 +1,9 @@
-"""The targets (issue #7), checked against the figures, and the figures as Markdown tables."""
+"""The targets, checked against the figures, and the figures as Markdown tables."""
 
 from __future__ import annotations
 
 DASH = "—"
-# (name, where the ratio is in the results, at most)
+# (name, where the figure is in the results, the limit; a negative limit -x means "at least x")
 TARGETS = [
     ("scenario wall time, ours / upstream", ("scenario", "ratio", "seconds"), 0.65),
     ("scenario peak RSS, ours / upstream", ("scenario", "ratio", "peak_rss_mib"), 0.8),
@@ -12,6 +12,8 @@ TARGETS = [
     ("cold start --help, ours / upstream", ("cold_start", "ratio", "--help"), 0.1),
     ("long session overhead, round 500 / round 10", ("long_session", "ratio_last_to_10"), 1.5),
     ("the same in CPU time (robust to load)", ("long_session", "ratio_last_to_10_cpu"), 1.5),
+    ("cached-price cost of the cache session, ours / upstream", ("cache", "cost_ratio"), 0.5),
+    ("prefix reuse of the cache session, ours", ("cache", "ours", "prefix_reuse"), -0.97),
 ]
 
 
@@ -26,8 +28,8 @@ def check_targets(results: dict) -> list[dict]:
     checked = []
     for name, path, limit in TARGETS:
         ratio = dig(results, path)
-        checked.append({"target": name, "at_most": limit, "ratio": ratio,
-                        "met": None if ratio is None else ratio <= limit})
+        met = None if ratio is None else ratio <= limit if limit >= 0 else ratio >= -limit
+        checked.append({"target": name, "at_most": limit, "ratio": ratio, "met": met})
     return checked
 
 
@@ -82,6 +84,16 @@ def long_table(ls: dict) -> list[str]:
     return table([head, "engine overhead per round (wall)", "(CPU)"], rows)
 
 
+def cache_table(c: dict) -> list[str]:
+    ours, up = c["ours"], c.get("upstream") or {}
+    rows = [[label, fmt(ours.get(key), "", 4), fmt(up.get(key), "", 4)] for key, label in (
+        ("prefix_reuse", "prefix reuse"), ("ceiling", "the most any agent could reuse"),
+        ("kept", "of each request, the share the next one starts with"),
+        ("cost_vs_uncached", "cost, cached input at 10%, against no cache"))]
+    rows.append(["cost, ours / upstream", fmt(c.get("cost_ratio"), "", 3), ""])
+    return table([f"cache session ({c['rounds']} rounds)", "ours", "upstream"], rows)
+
+
 def course_table(c: dict) -> list[str]:
     if c.get("error"):
         return table(["the course", "time"], [["not measured", c["error"]]])
@@ -93,8 +105,11 @@ def course_table(c: dict) -> list[str]:
 
 def targets_table(checked: list[dict]) -> list[str]:
     met = {True: "yes", False: "**no**", None: "not measured"}
-    return table(["target", "measured", "at most", "met"],
-                 [[t["target"], fmt(t["ratio"], "", 3), fmt(t["at_most"]), met[t["met"]]] for t in checked])
+    def limit(x: float) -> str:
+        return f"at least {fmt(-x)}" if x < 0 else f"at most {fmt(x)}"
+
+    return table(["target", "measured", "limit", "met"],
+                 [[t["target"], fmt(t["ratio"], "", 3), limit(t["at_most"]), met[t["met"]]] for t in checked])
 
 
 def headline(results: dict) -> str:
@@ -107,7 +122,7 @@ def headline(results: dict) -> str:
 def render(results: dict) -> str:
     """The headline, then every table the results have, Markdown, blank lines between."""
     parts = [[headline(results)], scenario_table(results["scenario"]), cold_table(results["cold_start"]),
-             long_table(results["long_session"])]
+             long_table(results["long_session"]), cache_table(results["cache"])]
     if results.get("course"):
         parts.append(course_table(results["course"]))
     parts.append(targets_table(results["targets"]))

@@ -23,7 +23,8 @@ from pathlib import Path
 
 VERSION = "0.8.0"
 VENV = Path(__file__).resolve().parent / ".upstream-venv"
-RENAMED = {"read_file": {"path": "file_path"}, "edit_file": {"path": "file_path"}, "write_file": {"path": "file_path"}}
+RENAMED = {"read_file": {"path": "file_path"}, "edit_file": {"path": "file_path"}, "write_file": {"path": "file_path"},
+           "todo_write": {"todos": "tasks"}}
 
 
 def translate(script: list) -> list:

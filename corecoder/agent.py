@@ -33,7 +33,12 @@ Make the smallest change that does the job, then check it (run the tests if ther
 When you are done, answer briefly: what you changed and how you checked it."""
 
 # How a note of the agent's state begins (see `Agent.tell_state`).
-STATE_NOTE = "[a note from the agent, not the user: its state is now as follows]"
+STATE_NOTE = "[a note from the agent, not the user: this part of its state has changed]"
+
+
+def labelled(state: str) -> dict[str, str]:
+    """A state's paragraphs by label: "Working directory: /p" is {"Working directory": ...}."""
+    return {part.split(":", 1)[0]: part for part in state.strip().split("\n\n") if part}
 
 
 class KeepEverything:
@@ -129,23 +134,26 @@ class Agent:
         return [system("\n\n".join(p for p in parts if p)), *self.messages]
 
     def state(self) -> str:
-        """What the model must always know of the agent's state: where it works, and what
-        each tool keeps in the workspace (the todo tool: the list)."""
+        """What the model must always know of the agent's state, in paragraphs that each begin
+        with their label: where it works, and what each tool keeps in the workspace (the todo
+        tool: `Your todo list: ...`)."""
         kept = (tool.state(self.workspace) for tool in self.tools.values())
         return "\n\n".join(p for p in (f"Working directory: {self.workspace.cwd}", *kept) if p)
 
     def tell_state(self) -> None:
         """Make sure the model knows the state as it is now. The system prompt tells it once;
-        after a change (a `cd`, a new todo list) a note at the end of the history does,
-        so nothing the model was sent before is rewritten."""
-        now = self.state()
+        after a change (a `cd`, a new todo list) a note at the end of the history tells what
+        changed, so nothing the model was sent before is rewritten. What the model knows is
+        read from the history itself, so it holds after a compaction, a resume or a reset."""
         if self.first_state is None:
-            self.first_state = now
-        notes = (m["content"] for m in reversed(self.messages)
-                 if m["role"] == "user" and str(m["content"]).startswith(STATE_NOTE))
-        told = next(notes, None)
-        if now != (told.removeprefix(f"{STATE_NOTE}\n") if told else self.first_state):
-            self.messages.append(user(f"{STATE_NOTE}\n{now}"))
+            self.first_state = self.state()
+        told = labelled(self.first_state)
+        for m in self.messages:
+            if m["role"] == "user" and str(m["content"]).startswith(STATE_NOTE):
+                told |= labelled(m["content"].removeprefix(STATE_NOTE))
+        news = [part for label, part in labelled(self.state()).items() if told.get(label) != part]
+        if news:
+            self.messages.append(user("\n\n".join([STATE_NOTE, *news])))
 
     def answer(self, reply: Reply) -> None:
         """Run the calls; whatever happens, each one gets exactly one result, in order.

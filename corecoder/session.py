@@ -17,7 +17,6 @@ starts and as a run ends, writes whatever the history gained since.
 from __future__ import annotations
 
 import json
-import operator
 import os
 import re
 import secrets
@@ -56,7 +55,8 @@ def session_path(home: Path | str, session_id: str) -> Path:
         raise SessionError(f"a session id must be text, got {type(session_id).__name__}")
     clean = session_id.strip().removesuffix(".jsonl")
     if not ID.fullmatch(clean):
-        raise SessionError(f"bad session id {session_id[:80]!r}: use 1 to 64 letters, digits, '-' or '_'")
+        raise SessionError(f"bad session id {session_id[:80]!r}: use 1 to 64 letters, digits, "
+                           "'-' or '_'")
     folder = Path(home, "sessions").resolve()
     path = (folder / f"{clean}.jsonl").resolve()
     if path.parent != folder:
@@ -79,7 +79,8 @@ def _read(path: Path) -> bytes:
                 raise SessionError(f"cannot read session {path.stem!r}: not a regular file")
             return f.read()
     except FileNotFoundError:
-        raise SessionError(f"no session {path.stem!r} in {path.parent}; /sessions lists them") from None
+        raise SessionError(f"no session {path.stem!r} in {path.parent}; /sessions lists "
+                           "them") from None
     except OSError as e:  # a directory, a link planted since the check, no permission
         raise SessionError(f"cannot read session {path.stem!r}: {e.strerror or e}") from None
 
@@ -113,8 +114,10 @@ def _replay(records: list[tuple[int, dict]], name: str) -> tuple[list[dict], dic
             meta["model"] = record.get("model")
         elif kind in ("message", "history"):
             batch = [record.get("message")] if kind == "message" else record.get("messages")
-            if not isinstance(batch, list) or not all(isinstance(m, dict) and m.get("role") in ROLES for m in batch):
-                raise SessionError(f"session {name!r} is damaged at line {line}: a malformed {kind} record")
+            if not isinstance(batch, list) or not all(isinstance(m, dict) and m.get("role") in ROLES
+                                                      for m in batch):
+                raise SessionError(f"session {name!r} is damaged at line {line}: a malformed {kind} "
+                                   "record")
             messages = messages + batch if kind == "message" else list(batch)
         # other types: written by a newer version; skipping them keeps old versions able to resume
     return messages, meta
@@ -136,14 +139,14 @@ def repair(messages: list[dict]) -> list[dict]:
         answers: dict = {}
         j = i + 1
         while calls and j < len(messages) and messages[j]["role"] == "tool":
-            answers.setdefault(messages[j].get("tool_call_id"), messages[j])  # a second answer: dropped
+            answers.setdefault(messages[j].get("tool_call_id"), messages[j])  # a second is dropped
             j += 1
         for call in calls:
             call_id = call.get("id") if isinstance(call, dict) else None
             fixed.append(answers.get(call_id) or tool_result(call_id, CUT_SHORT))
     try:
         check_history(fixed)
-    except (IllegalHistory, AttributeError, TypeError) as e:  # malformed calls trip the check itself
+    except (IllegalHistory, AttributeError, TypeError) as e:  # malformed calls trip the check too
         raise SessionError(f"the session cannot be repaired into a legal history: {e}") from None
     return fixed
 
@@ -202,28 +205,26 @@ class SessionLog:
         self.path = session_path(home, session_id)
         self.id = self.path.stem
         if not resume and self.path.exists():
-            raise SessionError(f"session {self.id!r} already exists; resume it, or pick another name")
+            raise SessionError(f"session {self.id!r} already exists; resume it, or pick another "
+                               "name")
         self.model_of = model_of or (lambda agent: agent.llm.model)
         self.on_error = on_error or (lambda text: print(f"warning: {text}", file=sys.stderr))
         self.agent = None
-        self.logged: list[dict] | None = []  # the message objects written; None: write a whole history
-        self.model: str | None = None  # the model last written
-        self.started = False  # the meta line is on disk
-        self.torn = False  # a write may have been cut short: the file's tail needs a look first
+        self.lock = threading.Lock()
         self.meta: dict | None = None
         self.restored: list[dict] | None = None  # what resuming read, for `attach` to hand over
+        # The message objects written so far, or None: write the whole history next time.
+        # (A repaired history needs no rewrite: replaying the file repairs it the same way.)
+        self.logged: list[dict] | None = []
+        self.model: str | None = None  # the model last written; None before the meta line
         if resume:
-            raw, self.meta = _replay(_records(_read(self.path), self.id), self.id)
-            self.restored = repair(raw)
-            self.model, self.started, self.torn = self.meta.get("model"), True, True
-            # What repair changed (an answer for a cut-short call) is written back as a whole history.
-            self.logged = self.restored if self.restored == raw else None
-        self.lock = threading.Lock()
+            self.restored, self.meta = load(home, self.id)
+            self.logged, self.model = list(self.restored), self.meta.get("model") or ""
 
     def attach(self, agent) -> SessionLog:
         self.agent = agent
         if self.restored is not None:
-            agent.messages = list(self.restored)
+            agent.messages = list(self.logged)  # the same objects: what follows is an extension
         agent.subscribe(self._observe)
         return self
 
@@ -242,51 +243,54 @@ class SessionLog:
     def _sync(self, force: bool) -> None:
         with self.lock:
             messages = list(self.agent.messages)  # a snapshot: the loop may append meanwhile
-            if not self.started and not messages and not force:
-                return  # no file for a session that never said anything
-            lines = []
             model = self.model_of(self.agent)
-            if not self.started:
-                lines.append({"type": "meta", "id": self.id, "created": datetime.now().astimezone().isoformat(
-                    timespec="seconds"), "cwd": str(self.agent.workspace.cwd), "model": model})
+            lines = []
+            if self.model is None:
+                if not messages and not force:
+                    return  # no file for a session that never said anything
+                created = datetime.now().astimezone().isoformat(timespec="seconds")
+                lines.append({"type": "meta", "id": self.id, "created": created,
+                              "cwd": str(self.agent.workspace.cwd), "model": model})
             elif model != self.model:
                 lines.append({"type": "model", "model": model})
             old = self.logged
-            if old is not None and len(old) <= len(messages) and all(map(operator.is_, old, messages)):
+            if old is not None and extends(old, messages):
                 lines += [{"type": "message", "message": m} for m in messages[len(old):]]
             else:  # compaction (or anyone) replaced older messages: appending can't express that
                 lines.append({"type": "history", "messages": messages})
             try:
                 if lines:
-                    self._write(lines)
+                    self._write(lines, new=self.model is None)
             except BaseException:
-                # Some lines may be down, some not: the next write restates the whole history.
-                self.logged = None
+                self.logged = None  # some lines may be down, some not: the next write restates all
                 raise
-            self.started, self.model, self.logged = True, model, messages
+            self.model, self.logged = model, messages
 
-    def _write(self, records: list[dict]) -> None:
-        fd = _append_fd(self.path, new=not (self.started or self.torn))
+    def _write(self, records: list[dict], new: bool) -> None:
+        fd = _append_fd(self.path, new)
         try:
-            if self.torn:
-                _cut_torn_tail(fd)
-            self.torn = True  # until every line is down; the file is ours from here on
+            _cut_torn_tail(fd)
             for record in records:
                 data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
                 while data:  # one write per line, normally; a short write is finished, not torn
                     data = data[os.write(fd, data):]
-                os.fsync(fd)
-            self.torn = False
+            os.fsync(fd)
         finally:
             os.close(fd)
-        if not self.started:
+        if new:
             _sync_dir(self.path.parent)  # so the new file's name survives a power cut too
+
+
+def extends(old: list[dict], new: list[dict]) -> bool:
+    """Is `new` the list `old` with messages added at its end, the same objects, not copies?"""
+    return len(old) <= len(new) and all(a is b for a, b in zip(old, new[: len(old)], strict=True))
 
 
 def _cut_torn_tail(fd: int) -> None:
     """Drop a last line a crash cut short, so the next line does not glue onto it."""
-    data = os.pread(fd, os.fstat(fd).st_size, 0)  # rare (after a resume or a failed write): read it all
-    if data and not data.endswith(b"\n"):
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        data = os.pread(fd, size, 0)  # rare: a crash mid-line, or a failed write
         os.ftruncate(fd, data.rfind(b"\n") + 1)
 
 

@@ -56,11 +56,9 @@ class TodoWrite(Tool):
         return render_todos(cleaned) or "todo list cleared"
 
     def state(self, ws: Workspace) -> str:
-        if not ws.todos:
-            return "Your todo list is empty."
-        return f"Your todo list:\n{render_todos(ws.todos)}"
+        return f"Your todo list:\n{render_todos(ws.todos)}" if ws.todos else "Your todo list: (empty)"
 
 
 def render_todos(todos: list[dict]) -> str:
     """`[x] done`, `[>] in progress`, `[ ] pending`, one a line; "" for no list."""
-    return "\n".join(f"{MARKS[item['status']]} {item['content']}" for item in todos)
+    return "\n".join(f"{MARKS[item['status']]} {' '.join(item['content'].split())}" for item in todos)
