@@ -18,11 +18,10 @@ from .assemble import build_agent
 from .checkpoints import Checkpoints
 from .config import Config, ConfigError, load_config, require_key
 from .events import Finished, UsageReported, WorkerEvent
-from .gates import PlanMode
 from .hooks import HookError, Hooks, load_hooks
 from .mcp import MCPConfigError
 from .messages import IllegalHistory, ModelError
-from .permissions import Consent
+from .permissions import Consent, PlanMode
 from .pricing import Ledger, load_prices
 from .scripted import ScriptError
 from .session import SessionError, SessionLog

@@ -48,14 +48,16 @@ def load_hooks(*paths: Path) -> dict[str, list[dict]]:
             for i, hook in enumerate(data.get(event, []) if isinstance(data, dict) else []):
                 if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
                     raise HookError(f"{path}: {event}[{i}] needs a \"command\" string")
-                hooks[event].append({"matcher": hook.get("matcher") or "*", "command": hook["command"]})
+                matcher = hook.get("matcher") or "*"
+                hooks[event].append({"matcher": matcher, "command": hook["command"]})
     return hooks
 
 
 class Hooks(Gate):
     name = "hook"
 
-    def __init__(self, hooks: dict[str, list[dict]], timeout: float = 10.0, warn: Callable[[str], None] = print):
+    def __init__(self, hooks: dict[str, list[dict]], timeout: float = 10.0,
+                 warn: Callable[[str], None] = print):
         self.hooks = hooks
         self.timeout = timeout
         self.warn = warn
@@ -72,7 +74,8 @@ class Hooks(Gate):
 
     def after(self, tool: Tool, args: dict, result: str, workspace: Workspace) -> None:
         for hook in self._matching("PostToolUse", tool):
-            self._run(hook, {"tool_name": tool.name, "tool_input": args, "tool_response": result}, workspace)
+            payload = {"tool_name": tool.name, "tool_input": args, "tool_response": result}
+            self._run(hook, payload, workspace)
 
     def _matching(self, event: str, tool: Tool) -> list[dict]:
         return [h for h in self.hooks.get(event, []) if h["matcher"] in ("*", tool.name)]
@@ -80,15 +83,16 @@ class Hooks(Gate):
     def _run(self, hook: dict, payload: dict, workspace: Workspace) -> str | None:
         """Run one hook. Returns its stderr if it vetoed (exit 2), else None."""
         payload = json.dumps({**payload, "cwd": str(workspace.cwd)})
-        # Files, not pipes, for stdin and stderr: a hook that leaves a child behind holding a pipe,
-        # or that never reads a large input, could otherwise block us past any timeout.
+        # Files, not pipes, for stdin and stderr: a hook that leaves a child behind holding a
+        # pipe, or that never reads a large input, could otherwise block us past any timeout.
         with tempfile.TemporaryFile("w+") as stdin, tempfile.TemporaryFile("w+") as stderr:
             stdin.write(payload)
             stdin.seek(0)
             try:  # its own process group, so a timeout kills whatever the hook started too
-                proc = subprocess.Popen(["bash", "-c", hook["command"]], stdin=stdin, stdout=subprocess.DEVNULL,
-                                        stderr=stderr, cwd=workspace.cwd, start_new_session=True,
-                                        env={**os.environ, "CORECODER_TOOL": json.loads(payload)["tool_name"]})
+                env = {**os.environ, "CORECODER_TOOL": json.loads(payload)["tool_name"]}
+                proc = subprocess.Popen(["bash", "-c", hook["command"]], stdin=stdin, stderr=stderr,
+                                        stdout=subprocess.DEVNULL, cwd=workspace.cwd, env=env,
+                                        start_new_session=True)
             except OSError as e:
                 self.warn(f"hook skipped: `{hook['command']}` could not start ({e})")
                 return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .text import shorten
 from .workspace import git_root
 
 NAMES = ("AGENTS.md", "CLAUDE.md")  # the first one found in a folder wins
@@ -34,8 +35,7 @@ def project_instructions(cwd: Path, limit: int = LIMIT) -> str:
         if room <= 0:
             break
         text = path.read_text(encoding="utf-8", errors="replace").strip()
-        if len(text) > room:
-            text = text[:room] + f"\n[... cut: the project's instructions are limited to {limit:,} characters]"
+        text = shorten(text, room, tail=0, note=f"instructions are limited to {limit:,} characters")
         parts.append(f"From {path.relative_to(root)}:\n{text}")
         room -= len(text)
     return "\n\n".join(parts)

@@ -1,10 +1,14 @@
-"""Consent: tools that only read run at once; tools that change things ask first.
+"""Who may let a call run: plan mode, then consent. Both are gates that answer one question.
 
-Consent is plain logic. The question is put through a callback, `ask(tool, args)`,
-which answers "once", "always" or "deny": the REPL asks in the terminal, a notebook
-can answer with buttons, a test with a lambda. With nobody to ask (`-p` without
-`--yes`), a mutating call is refused and the model is told why. "always" is
-remembered per project, in the config dir, so it is never committed by accident.
+Plan mode: while it is on, tools that change files or run commands are refused, whoever
+would allow them (--yes included), so the agent investigates and proposes a plan first.
+
+Consent: tools that only read run at once; tools that change things ask first. The
+question is put through a callback, `ask(tool, args)`, which answers "once", "always" or
+"deny": the REPL asks in the terminal, a notebook can answer with buttons, a test with a
+lambda. With nobody to ask (`-p` without `--yes`), a mutating call is refused and the model
+is told why. "always" is remembered per project, in the config dir, so it is never
+committed by accident.
 """
 
 from __future__ import annotations
@@ -19,14 +23,31 @@ from .files import atomic_write
 from .tools.base import Tool
 from .workspace import Workspace, project_key
 
+PLAN_REFUSAL = ("plan mode is on: nothing may change yet. Investigate with read-only tools "
+                "(read_file, glob, grep), then present a numbered plan and wait for the user to "
+                "approve it")
+
+
+class PlanMode(Gate):
+    """While on, tools that change files or run commands are refused, whoever would allow them."""
+
+    name = "plan mode"
+
+    def __init__(self, on: bool = False):
+        self.on = on
+
+    def before(self, tool: Tool, args: dict, workspace: Workspace) -> str | None:
+        return PLAN_REFUSAL if self.on and tool.mutating else None
+
+
 Ask = Callable[[Tool, dict], str]  # -> "once" | "always" | "deny"
-ANSWERS = ("once", "always", "deny")
 
 
 class Consent(Gate):
     name = "consent"
 
-    def __init__(self, ask: Ask | None = None, *, allow_all: bool = False, home: Path | None = None):
+    def __init__(self, ask: Ask | None = None, *, allow_all: bool = False,
+                 home: Path | None = None):
         self.ask = ask
         self.allow_all = allow_all  # --yes
         self.home = home  # where "always" answers are kept; None: for this session only
@@ -40,10 +61,11 @@ class Consent(Gate):
         if tool.name in self._allowed(project):
             return None
         if self.ask is None:
-            return (f"{tool.name} changes files or runs commands, and there is nobody to allow it "
-                    "(running with -p and without --yes). Do what you can with the read-only tools.")
+            return (f"{tool.name} changes files or runs commands, and there is nobody to allow "
+                    "it (running with -p and without --yes). Do what you can with the read-only "
+                    "tools.")
         with self.asking:  # sub-agents of a team run at once: their questions must not interleave
-            if tool.name in self._allowed(project):  # "always" may have been said while this call waited
+            if tool.name in self._allowed(project):  # "always" may have come while this one waited
                 return None
             answer = self.ask(tool, args)
         if answer == "always":
@@ -60,7 +82,8 @@ class Consent(Gate):
     def _remember(self, project: str, name: str) -> None:
         self._allowed(project).add(name)
         if self.home is not None:
-            atomic_write(self._file(project), json.dumps({"always": sorted(self.always[project])}, indent=1))
+            allowed = {"always": sorted(self.always[project])}
+            atomic_write(self._file(project), json.dumps(allowed, indent=1))
 
     def _load(self, project: str) -> list[str]:
         if self.home is None or not self._file(project).is_file():

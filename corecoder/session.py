@@ -114,10 +114,11 @@ def _replay(records: list[tuple[int, dict]], name: str) -> tuple[list[dict], dic
             meta["model"] = record.get("model")
         elif kind in ("message", "history"):
             batch = [record.get("message")] if kind == "message" else record.get("messages")
-            if not isinstance(batch, list) or not all(isinstance(m, dict) and m.get("role") in ROLES
-                                                      for m in batch):
-                raise SessionError(f"session {name!r} is damaged at line {line}: a malformed {kind} "
-                                   "record")
+            good = isinstance(batch, list) and all(isinstance(m, dict) and m.get("role") in ROLES
+                                                   for m in batch)
+            if not good:
+                raise SessionError(f"session {name!r} is damaged at line {line}: "
+                                   f"a malformed {kind} record")
             messages = messages + batch if kind == "message" else list(batch)
         # other types: written by a newer version; skipping them keeps old versions able to resume
     return messages, meta

@@ -8,7 +8,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from helpers import run_and_kill
 
 from corecoder import Agent, ScriptedLLM
 from corecoder.calls import Gate
@@ -16,6 +15,7 @@ from corecoder.checkpoints import Checkpoints, project_key, project_root
 from corecoder.repl import changed_files
 from corecoder.tools import default_tools
 from corecoder.workspace import Workspace
+from helpers import run_and_kill
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = {t.name: t for t in default_tools()}

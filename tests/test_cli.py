@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import Boom, Echo
 from rich.console import Console
 
 from corecoder import FunctionLLM, ScriptedLLM, check_history
@@ -35,6 +34,7 @@ from corecoder.testing import ScriptServer
 from corecoder.tools import ReadFile, WriteFile
 from corecoder.trace import Printer
 from corecoder.workspace import Workspace
+from helpers import Boom, Echo
 
 ANSWER = SCRIPT[-1]
 BUGGY = "    return sum(values) / (len(values) - 1)"

@@ -1,7 +1,6 @@
 """Context: estimates by character class, and three tiers of compaction that never break a history."""
 
 import pytest
-from helpers import Echo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +12,7 @@ from corecoder.messages import ToolCall, assistant, tool_result, user
 from corecoder.testing import FaultyScriptedLLM
 from corecoder.tokens import Estimate, history_tokens, text_tokens, window_for
 from corecoder.tools.todo import TodoWrite
+from helpers import Echo
 
 
 def test_estimates_follow_the_kind_of_text():

@@ -4,11 +4,11 @@ import threading
 import time
 
 import pytest
-from helpers import Boom, Echo
 
 from corecoder import Agent, Bash, ScriptedLLM, Tool, build_agent, check_history
 from corecoder.calls import Gate
 from corecoder.executor import RunInParallel
+from helpers import Boom, Echo
 
 
 def call(name, **arguments):
@@ -107,7 +107,8 @@ def test_writes_to_the_same_file_wait_for_each_other_and_other_files_do_not(tmp_
     Agent(ScriptedLLM([{"tool_calls": same}, "done"]), [SlowWrite()], cwd=tmp_path, executor=RunInParallel()).chat("go")
     assert most[0] == 1
     other = [call("slow_write", path=f"{n}.txt") for n in "abc"]
-    Agent(ScriptedLLM([{"tool_calls": other}, "done"]), [SlowWrite()], cwd=tmp_path, executor=RunInParallel()).chat("go")
+    Agent(ScriptedLLM([{"tool_calls": other}, "done"]), [SlowWrite()], cwd=tmp_path,
+          executor=RunInParallel()).chat("go")
     assert most[0] == 3
 
 

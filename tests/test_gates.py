@@ -8,10 +8,9 @@ import pytest
 from corecoder import Agent, ScriptedLLM, build_agent, check_history, default_tools
 from corecoder.calls import run_in_order
 from corecoder.executor import RunInParallel
-from corecoder.gates import PlanMode
 from corecoder.hooks import HookError, Hooks, load_hooks
 from corecoder.instructions import project_instructions
-from corecoder.permissions import Consent
+from corecoder.permissions import Consent, PlanMode
 
 
 def write(path="out.txt", content="new"):

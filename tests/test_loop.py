@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from helpers import Boom, Echo
 
 from corecoder import Agent, ScriptedLLM, build_agent, check_history
 from corecoder.calls import Gate, run_in_order
@@ -16,6 +15,7 @@ from corecoder.events import (
     UsageReported,
 )
 from corecoder.testing import FaultyScriptedLLM
+from helpers import Boom, Echo
 
 
 def call(name, **arguments):

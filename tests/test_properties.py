@@ -5,13 +5,13 @@ import json
 from collections import Counter
 
 import pytest
-from helpers import Boom, Echo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corecoder import Agent, ScriptedLLM, check_history
 from corecoder.calls import run_in_order
 from corecoder.executor import RunInParallel
+from helpers import Boom, Echo
 
 GOOD = st.builds(lambda t, id: {"name": "echo", "arguments": {"text": t}, "id": id},
                  st.text("abc", min_size=1, max_size=3), st.sampled_from([None, None, "", "same", "call_1"]))

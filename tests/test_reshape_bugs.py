@@ -6,7 +6,6 @@ import threading
 import warnings
 
 import pytest
-from helpers import Boom, Echo
 
 from corecoder import Agent, ScriptedLLM, build_agent, check_history
 from corecoder.calls import Gate
@@ -14,6 +13,7 @@ from corecoder.events import ToolCallFinished
 from corecoder.executor import RunInParallel
 from corecoder.tools import Bash
 from corecoder.tools.todo import TodoWrite
+from helpers import Boom, Echo
 
 
 def call(name, **arguments):
@@ -128,7 +128,7 @@ def test_each_request_extends_the_previous_one_byte_for_byte(tmp_path):
     agent = Agent(ScriptedLLM(turns), [Bash(), TodoWrite()], cwd=tmp_path)
     agent.chat("go")
     sent = [json.dumps(r["messages"]) for r in agent.llm.requests]
-    for before, after in zip(sent, sent[1:]):
+    for before, after in zip(sent, sent[1:], strict=False):
         assert after.startswith(before[:-1]), "a request repeats the previous one and adds to its end"
     last = agent.llm.requests[-1]["messages"]
     assert "[>] look" in json.dumps(last) and str((tmp_path / "sub").resolve()) in json.dumps(last)

@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from helpers import Echo, run_and_kill
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +18,7 @@ from corecoder.context import Compactor
 from corecoder.events import Finished
 from corecoder.messages import ToolCall, assistant, tool_result, user
 from corecoder.session import CUT_SHORT, SessionError, SessionLog, list_sessions, load, repair, session_path
+from helpers import Echo, run_and_kill
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -56,9 +56,10 @@ class TodoWrite(Tool):
         return render_todos(cleaned) or "todo list cleared"
 
     def state(self, ws: Workspace) -> str:
-        return f"Your todo list:\n{render_todos(ws.todos)}" if ws.todos else "Your todo list: (empty)"
+        return f"Your todo list:\n{render_todos(ws.todos)}" if ws.todos else "Your todo list: none"
 
 
 def render_todos(todos: list[dict]) -> str:
     """`[x] done`, `[>] in progress`, `[ ] pending`, one a line; "" for no list."""
-    return "\n".join(f"{MARKS[item['status']]} {' '.join(item['content'].split())}" for item in todos)
+    # An item on one line, whatever the model sent: the agent's state is told in paragraphs.
+    return "\n".join(f"{MARKS[i['status']]} {' '.join(i['content'].split())}" for i in todos)

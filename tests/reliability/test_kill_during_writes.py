@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
 from helpers import run_and_kill
 
 pytestmark = pytest.mark.row("crash")

@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from corecoder import ScriptedLLM, build_agent, check_history
+from corecoder.calls import OUTPUT_LIMIT
 from corecoder.demo import PROJECT
 
 from .kit import fingerprint
@@ -38,7 +39,6 @@ from .kit import fingerprint
 pytestmark = pytest.mark.row("corpus")
 
 MB = 1 << 20
-from corecoder.calls import OUTPUT_LIMIT
 
 LIMIT_WITH_MARKER = OUTPUT_LIMIT + 200
 

@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_session import test_fuzzed_ids_never_reach_outside_the_sessions_dir, world  # noqa: F401
 
 from corecoder import Agent, ScriptedLLM
 from corecoder.messages import user
 from corecoder.session import SessionError, SessionLog, list_sessions, load
+from test_session import test_fuzzed_ids_never_reach_outside_the_sessions_dir, world  # noqa: F401
 
 pytestmark = pytest.mark.row("sessions")
 
