@@ -29,164 +29,13 @@ from datetime import datetime
 from pathlib import Path
 
 from .events import Finished, RoundStarted
-from .messages import ROLES, IllegalHistory, check_history, tool_result
+from .messages import CUT_SHORT, ROLES, IllegalHistory, check_history, tool_result
 
-CUT_SHORT = "[interrupted: the session ended before this call finished]"
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class SessionError(Exception):
     """A session id that is not allowed, a session that does not exist, or a damaged file."""
-
-
-def new_id() -> str:
-    """`20261130-185959-ab12`: sorts by time, and the random part keeps two starts apart."""
-    return f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
-
-
-def session_path(home: Path | str, session_id: str) -> Path:
-    """The file for a user-given id, or SessionError. Nothing outside the sessions dir, ever.
-
-    The id is checked, not cleaned up (beyond stray spaces and a pasted ".jsonl"): quietly
-    turning "../x" into "x" would open a session the user did not name. The resolved path
-    is checked too, so an entry that is a symlink to somewhere else is refused, not followed.
-    """
-    if not isinstance(session_id, str):
-        raise SessionError(f"a session id must be text, got {type(session_id).__name__}")
-    clean = session_id.strip().removesuffix(".jsonl")
-    if not ID.fullmatch(clean):
-        raise SessionError(f"bad session id {session_id[:80]!r}: use 1 to 64 letters, digits, "
-                           "'-' or '_'")
-    folder = Path(home, "sessions").resolve()
-    path = (folder / f"{clean}.jsonl").resolve()
-    if path.parent != folder:
-        raise SessionError(f"session {clean!r} points outside {folder}; refusing to use it")
-    return path
-
-
-def _append_fd(path: Path, new: bool) -> int:
-    # O_NOFOLLOW: a symlink planted after the check above is refused, not followed.
-    # O_EXCL for a new session: two starts that picked one name never share a file.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | (os.O_EXCL if new else 0)
-    return os.open(path, flags, 0o600)
-
-
-def _read(path: Path) -> bytes:
-    try:  # O_NONBLOCK: a FIFO planted in the sessions dir must not hang /sessions or --resume
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise SessionError(f"cannot read session {path.stem!r}: not a regular file")
-            return f.read()
-    except FileNotFoundError:
-        raise SessionError(f"no session {path.stem!r} in {path.parent}; /sessions lists "
-                           "them") from None
-    except OSError as e:  # a directory, a link planted since the check, no permission
-        raise SessionError(f"cannot read session {path.stem!r}: {e.strerror or e}") from None
-
-
-def _records(data: bytes, name: str) -> list[tuple[int, dict]]:
-    """The records with their line numbers. A broken last line is a crash mid-write: dropped."""
-    lines = data.split(b"\n")
-    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
-    records = []
-    for i, line in enumerate(lines[: last + 1]):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            if i == last or not line.strip():
-                continue
-            raise SessionError(f"session {name!r} is damaged at line {i + 1}: not JSON") from None
-        if not isinstance(record, dict):
-            raise SessionError(f"session {name!r} is damaged at line {i + 1}: not a record")
-        records.append((i + 1, record))
-    return records
-
-
-def _replay(records: list[tuple[int, dict]], name: str) -> tuple[list[dict], dict]:
-    meta = {"id": name, "created": None, "cwd": None, "model": None}
-    messages: list[dict] = []
-    for line, record in records:
-        kind = record.get("type")
-        if kind == "meta":
-            meta.update({k: v for k, v in record.items() if k != "type"})
-        elif kind == "model":
-            meta["model"] = record.get("model")
-        elif kind in ("message", "history"):
-            batch = [record.get("message")] if kind == "message" else record.get("messages")
-            good = isinstance(batch, list) and all(isinstance(m, dict) and m.get("role") in ROLES
-                                                   for m in batch)
-            if not good:
-                raise SessionError(f"session {name!r} is damaged at line {line}: "
-                                   f"a malformed {kind} record")
-            messages = messages + batch if kind == "message" else list(batch)
-        # other types: written by a newer version; skipping them keeps old versions able to resume
-    return messages, meta
-
-
-def repair(messages: list[dict]) -> list[dict]:
-    """A legal history from one a crash may have cut short.
-
-    Each assistant's calls get their results right after it, in call order: the one that
-    was logged, or CUT_SHORT if the session ended first. A result that answers no call
-    there is dropped. What still breaks the rule (a hand-edited file) is an error.
-    """
-    fixed: list[dict] = []
-    for i, message in enumerate(messages):
-        if message["role"] == "tool":
-            continue  # placed with its call below, or an orphan
-        fixed.append(message)
-        calls = (message.get("tool_calls") or []) if message["role"] == "assistant" else []
-        answers: dict = {}
-        j = i + 1
-        while calls and j < len(messages) and messages[j]["role"] == "tool":
-            answers.setdefault(messages[j].get("tool_call_id"), messages[j])  # a second is dropped
-            j += 1
-        for call in calls:
-            call_id = call.get("id") if isinstance(call, dict) else None
-            fixed.append(answers.get(call_id) or tool_result(call_id, CUT_SHORT))
-    try:
-        check_history(fixed)
-    except (IllegalHistory, AttributeError, TypeError) as e:  # malformed calls trip the check too
-        raise SessionError(f"the session cannot be repaired into a legal history: {e}") from None
-    return fixed
-
-
-def load(home: Path | str, session_id: str) -> tuple[list[dict], dict]:
-    """The session's history, repaired to be legal, and its meta (with the model last in use)."""
-    path = session_path(home, session_id)
-    messages, meta = _replay(_records(_read(path), path.stem), path.stem)
-    return repair(messages), meta
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    id: str
-    modified: float  # seconds since the epoch
-    messages: int
-    preview: str  # the first thing the user asked, on one line
-
-
-def list_sessions(home: Path | str) -> list[SessionInfo]:
-    """Every session in HOME/sessions, newest first. A damaged one is listed, and says so."""
-    folder = Path(home, "sessions")
-    rows = []
-    for entry in folder.glob("*.jsonl") if folder.is_dir() else []:
-        try:
-            path = session_path(home, entry.stem)
-            modified = path.stat().st_mtime
-        except (SessionError, OSError):
-            continue  # a bad name, or a link leading out: never read
-        try:
-            records = _records(_read(path), path.stem)
-            count = len(_replay(records, path.stem)[0])
-            first = next((m for _, r in records for m in (r.get("messages") or [r.get("message")])
-                          if isinstance(m, dict) and m.get("role") == "user"), {})
-            preview = " ".join(str(first.get("content") or "").split())
-        except SessionError as e:
-            count, preview = 0, f"[damaged: {e}]"
-        rows.append(SessionInfo(path.stem, modified, count, preview[:72]))
-    return sorted(rows, key=lambda row: (row.modified, row.id), reverse=True)
 
 
 class SessionLog:
@@ -280,6 +129,159 @@ class SessionLog:
             os.close(fd)
         if new:
             _sync_dir(self.path.parent)  # so the new file's name survives a power cut too
+
+
+def load(home: Path | str, session_id: str) -> tuple[list[dict], dict]:
+    """The session's history, repaired to be legal, and its meta (with the model last in use)."""
+    path = session_path(home, session_id)
+    messages, meta = _replay(_records(_read(path), path.stem), path.stem)
+    return repair(messages), meta
+
+
+def _replay(records: list[tuple[int, dict]], name: str) -> tuple[list[dict], dict]:
+    meta = {"id": name, "created": None, "cwd": None, "model": None}
+    messages: list[dict] = []
+    for line, record in records:
+        kind = record.get("type")
+        if kind == "meta":
+            meta.update({k: v for k, v in record.items() if k != "type"})
+        elif kind == "model":
+            meta["model"] = record.get("model")
+        elif kind in ("message", "history"):
+            batch = [record.get("message")] if kind == "message" else record.get("messages")
+            good = isinstance(batch, list) and all(isinstance(m, dict) and m.get("role") in ROLES
+                                                   for m in batch)
+            if not good:
+                raise SessionError(f"session {name!r} is damaged at line {line}: "
+                                   f"a malformed {kind} record")
+            messages = messages + batch if kind == "message" else list(batch)
+        # other types: written by a newer version; skipping them keeps old versions able to resume
+    return messages, meta
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    modified: float  # seconds since the epoch
+    messages: int
+    preview: str  # the first thing the user asked, on one line
+
+
+def list_sessions(home: Path | str) -> list[SessionInfo]:
+    """Every session in HOME/sessions, newest first. A damaged one is listed, and says so."""
+    folder = Path(home, "sessions")
+    rows = []
+    for entry in folder.glob("*.jsonl") if folder.is_dir() else []:
+        try:
+            path = session_path(home, entry.stem)
+            modified = path.stat().st_mtime
+        except (SessionError, OSError):
+            continue  # a bad name, or a link leading out: never read
+        try:
+            records = _records(_read(path), path.stem)
+            count = len(_replay(records, path.stem)[0])
+            first = next((m for _, r in records for m in (r.get("messages") or [r.get("message")])
+                          if isinstance(m, dict) and m.get("role") == "user"), {})
+            preview = " ".join(str(first.get("content") or "").split())
+        except SessionError as e:
+            count, preview = 0, f"[damaged: {e}]"
+        rows.append(SessionInfo(path.stem, modified, count, preview[:72]))
+    return sorted(rows, key=lambda row: (row.modified, row.id), reverse=True)
+
+
+def new_id() -> str:
+    """`20261130-185959-ab12`: sorts by time, and the random part keeps two starts apart."""
+    return f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+# --- defences: a crash mid-line, a damaged file, an id that would lead outside ---------------
+
+
+def session_path(home: Path | str, session_id: str) -> Path:
+    """The file for a user-given id, or SessionError. Nothing outside the sessions dir, ever.
+
+    The id is checked, not cleaned up (beyond stray spaces and a pasted ".jsonl"): quietly
+    turning "../x" into "x" would open a session the user did not name. The resolved path
+    is checked too, so an entry that is a symlink to somewhere else is refused, not followed.
+    """
+    if not isinstance(session_id, str):
+        raise SessionError(f"a session id must be text, got {type(session_id).__name__}")
+    clean = session_id.strip().removesuffix(".jsonl")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id[:80]!r}: use 1 to 64 letters, digits, "
+                           "'-' or '_'")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}; refusing to use it")
+    return path
+
+
+def _append_fd(path: Path, new: bool) -> int:
+    # O_NOFOLLOW: a symlink planted after the check above is refused, not followed.
+    # O_EXCL for a new session: two starts that picked one name never share a file.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | (os.O_EXCL if new else 0)
+    return os.open(path, flags, 0o600)
+
+
+def _read(path: Path) -> bytes:
+    try:  # O_NONBLOCK: a FIFO planted in the sessions dir must not hang /sessions or --resume
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise SessionError(f"cannot read session {path.stem!r}: not a regular file")
+            return f.read()
+    except FileNotFoundError:
+        raise SessionError(f"no session {path.stem!r} in {path.parent}; /sessions lists "
+                           "them") from None
+    except OSError as e:  # a directory, a link planted since the check, no permission
+        raise SessionError(f"cannot read session {path.stem!r}: {e.strerror or e}") from None
+
+
+def _records(data: bytes, name: str) -> list[tuple[int, dict]]:
+    """The records with their line numbers. A broken last line is a crash mid-write: dropped."""
+    lines = data.split(b"\n")
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    records = []
+    for i, line in enumerate(lines[: last + 1]):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            if i == last or not line.strip():
+                continue
+            raise SessionError(f"session {name!r} is damaged at line {i + 1}: not JSON") from None
+        if not isinstance(record, dict):
+            raise SessionError(f"session {name!r} is damaged at line {i + 1}: not a record")
+        records.append((i + 1, record))
+    return records
+
+
+def repair(messages: list[dict]) -> list[dict]:
+    """A legal history from one a crash may have cut short.
+
+    Each assistant's calls get their results right after it, in call order: the one that
+    was logged, or CUT_SHORT if the session ended first. A result that answers no call
+    there is dropped. What still breaks the rule (a hand-edited file) is an error.
+    """
+    fixed: list[dict] = []
+    for i, message in enumerate(messages):
+        if message["role"] == "tool":
+            continue  # placed with its call below, or an orphan
+        fixed.append(message)
+        calls = (message.get("tool_calls") or []) if message["role"] == "assistant" else []
+        answers: dict = {}
+        j = i + 1
+        while calls and j < len(messages) and messages[j]["role"] == "tool":
+            answers.setdefault(messages[j].get("tool_call_id"), messages[j])  # a second is dropped
+            j += 1
+        for call in calls:
+            call_id = call.get("id") if isinstance(call, dict) else None
+            fixed.append(answers.get(call_id) or tool_result(call_id, CUT_SHORT))
+    try:
+        check_history(fixed)
+    except (IllegalHistory, AttributeError, TypeError) as e:  # malformed calls trip the check too
+        raise SessionError(f"the session cannot be repaired into a legal history: {e}") from None
+    return fixed
 
 
 def extends(old: list[dict], new: list[dict]) -> bool:

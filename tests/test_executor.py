@@ -7,6 +7,7 @@ import pytest
 
 from corecoder import Agent, Bash, ScriptedLLM, Tool, build_agent, check_history
 from corecoder.calls import Gate
+from corecoder.events import ToolCallFinished
 from corecoder.executor import RunInParallel
 from helpers import Boom, Echo
 
@@ -142,3 +143,23 @@ def test_a_single_call_takes_the_same_path(tmp_path):
     Agent(ScriptedLLM([{"tool_calls": [call("echo", text="a")]}, "ok"]), [Echo()], cwd=tmp_path,
           executor=executor).chat("go")
     assert seen == ["echo"]
+
+
+def test_a_cd_that_finished_before_ctrl_c_in_a_parallel_batch_moves_the_agent(tmp_path):
+    (tmp_path / "sub").mkdir()
+    bash_done = threading.Event()
+
+    class Interrupt(Echo):
+        name = "interrupt"
+
+        def run(self, ws, text, times=1):
+            assert bash_done.wait(10)
+            raise KeyboardInterrupt
+
+    turns = [{"tool_calls": [call("bash", command="cd sub && pwd"), call("interrupt", text="x")]}]
+    agent = Agent(ScriptedLLM(turns), [Bash(), Interrupt()], cwd=tmp_path, executor=RunInParallel())
+    agent.subscribe(lambda e: isinstance(e, ToolCallFinished) and e.call.name == "bash" and bash_done.set())
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    assert results(agent)[0].endswith("/sub")
+    assert agent.workspace.cwd == (tmp_path / "sub").resolve()

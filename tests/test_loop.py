@@ -1,6 +1,8 @@
 """The loop: bounded, every call answered in order, and two kinds of failure told apart."""
 
 import json
+import re
+import warnings
 
 import pytest
 
@@ -255,3 +257,64 @@ def test_a_model_that_gives_up_ends_the_run_with_an_error_event(tmp_path):
         agent.chat("go")
     assert finished[0].reason == "error"
     check_history(agent.messages)
+
+
+def test_tools_gates_and_workspace_reassigned_on_the_agent_take_effect(tmp_path):
+    class No(Gate):
+        name = "no"
+
+        def before(self, tool, args, workspace):
+            return "not today"
+
+    agent = Agent(ScriptedLLM([{"tool_calls": [call("echo", text="a")]}, "ok"]), [Boom()], cwd=tmp_path)
+    agent.tools = {"echo": Echo()}
+    agent.gates = [No()]
+    agent.chat("go")
+    assert results(agent) == ["echo refused by no: not today"]
+
+
+def test_a_gate_that_raises_becomes_the_calls_result_and_the_run_goes_on(tmp_path):
+    class Buggy(Gate):
+        name = "buggy"
+
+        def before(self, tool, args, workspace):
+            raise KeyError("oops")
+
+    agent = Agent(ScriptedLLM([{"tool_calls": [call("echo", text="a")]}, "ok"]), [Echo()], cwd=tmp_path,
+                  gates=[Buggy()])
+    assert agent.chat("go") == "ok"
+    assert results(agent) == ["echo refused: buggy failed: KeyError: 'oops'"]
+
+
+def test_a_subscriber_that_raises_is_reported_once_and_the_run_goes_on(tmp_path):
+    agent = Agent(ScriptedLLM([{"tool_calls": [call("echo", text="a")]}, "ok"]), [Echo()], cwd=tmp_path)
+    agent.subscribe(lambda event: 1 / 0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert agent.chat("go") == "ok"
+    assert len(caught) == 1 and "ZeroDivisionError" in str(caught[0].message)
+    assert results(agent) == ["a"]
+
+
+def test_a_call_left_unrun_by_a_bug_is_not_called_interrupted(tmp_path):
+    def broken_executor(calls, agent, results):
+        raise RuntimeError("executor bug")
+
+    agent = Agent(ScriptedLLM([{"tool_calls": [call("echo", text="a")]}, "ok"]), [Echo()], cwd=tmp_path,
+                  executor=broken_executor)
+    with pytest.raises(RuntimeError):
+        agent.chat("go")
+    check_history(agent.messages)
+    assert results(agent) == ["[not run: the turn stopped: RuntimeError: executor bug]"]
+
+
+def test_a_clipped_output_is_kept_inside_the_project_shown_relative_and_cleaned_up(tmp_path):
+    texts = [f"output {n}: " + "x" * 30_000 for n in range(30)]
+    agent = Agent(ScriptedLLM([{"tool_calls": [call("echo", text=t)]} for t in texts] + ["ok"]), [Echo()],
+                  cwd=tmp_path)
+    agent.chat("go")
+    last = results(agent)[-1]
+    assert len(last) <= 20_000 and "/tmp" not in last and str(tmp_path) not in last
+    where = re.search(r"the full output is in (\S+) \.\.\.\]", last)[1]
+    assert where.startswith(".corecoder/outputs/") and (tmp_path / where).read_text() == texts[-1]
+    assert len(list((tmp_path / ".corecoder" / "outputs").glob("*.txt"))) == 20, "the oldest are removed"

@@ -60,7 +60,6 @@ class MCPClient:
         self.warnings: deque[str] = deque(maxlen=50)
         self.stderr: deque[str] = deque(maxlen=200)
         self.tools: list[dict] = []  # as the server describes them
-        self.stale = threading.Event()  # the server said its tools changed: list them again
         self.protocol_version = ""
         self.process: subprocess.Popen | None = None
         self.lock = threading.Lock()  # guards process, state and pending across threads
@@ -113,7 +112,6 @@ class MCPClient:
 
     def list_tools(self, deadline: float | None = None) -> list[dict]:
         """Every tool, page by page, following nextCursor until there is none."""
-        self.stale.clear()  # a change announced from now on needs another listing
         deadline = deadline or time.monotonic() + self.startup_timeout
         tools, cursor, seen = [], None, set()
         while True:
@@ -203,10 +201,8 @@ class MCPClient:
     # --- defences: a server that crashes, hangs, chatters, asks back or stops reading ---------
 
     def _not_running(self) -> str:
-        if self.state == "stopped":
-            return "the server has not been started"
-        why = {"dead": self.error, "closed": "the server was closed"}.get(self.state) or \
-            f"the server is not running{': ' + self.error if self.error else ''}"
+        why = self.error if self.state in ("dead", "error") and self.error else \
+            f"the server is {self.state}"
         return f"{why}; `/mcp reconnect {self.name}` starts it again"
 
     def _send(self, process: subprocess.Popen, message: dict,
@@ -272,7 +268,8 @@ class MCPClient:
                 self._send(process, {"jsonrpc": "2.0", "id": message["id"], **reply})
         elif "method" in message:
             if message["method"] == "notifications/tools/list_changed":
-                self.stale.set()  # the agent's thread lists them again, between rounds
+                self.warnings.append(f"the server's tools changed: `/mcp reconnect {self.name}` "
+                                     "gives the agent the new ones")
         elif isinstance(message.get("id"), (int, str)):
             with self.lock:
                 waiter = self.pending.pop(message["id"], None)

@@ -1,9 +1,8 @@
 """All the configured MCP servers, and the seam where their tools meet an agent.
 
 The hub starts every server at once (a slow or broken one delays nobody and stops
-nothing: its error is kept for /mcp), gives their tools to the agent, and keeps them
-current. A server may announce new tools at any moment, on its reader thread; the
-agent's tools change only at the start of a round, on the agent's own thread, so a
+nothing: its error is kept for /mcp) and gives their tools to the agent. A server may
+announce new tools at any moment; they reach the agent with `/mcp reconnect`, so a
 round never sees its tools change under it.
 """
 
@@ -13,7 +12,6 @@ import threading
 from pathlib import Path
 from typing import NamedTuple
 
-from ..events import RoundStarted
 from .client import CALL_TIMEOUT, STARTUP_TIMEOUT, MCPClient, MCPError
 from .config import ServerSpec
 from .tools import MCPTool
@@ -38,11 +36,7 @@ class MCPHub:
 
     def start(self) -> MCPHub:
         """Start every server at once; one that fails keeps its error, the others go on."""
-        threads = [threading.Thread(target=self._connect, args=(name,)) for name in self.clients]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        at_once(self._connect, list(self.clients))
         for name, client in self.clients.items():  # on this thread: it may change the agent's tools
             if client.state == "ready":
                 self._make_tools(name)
@@ -52,21 +46,9 @@ class MCPHub:
         return [tool for made in self.made.values() for tool in made.values()]
 
     def attach(self, agent) -> None:
-        """Give the agent these tools, and keep them current at the start of each of its rounds."""
+        """Give the agent these tools; a reconnect swaps in a server's tools as they are then."""
         self.agent = agent
         agent.update_tools(add=self.tools())
-        # A sub-agent's rounds arrive wrapped in WorkerEvent, from its own thread: not RoundStarted.
-        agent.subscribe(lambda event: self.refresh() if isinstance(event, RoundStarted) else None)
-
-    def refresh(self) -> None:
-        """List again the tools of every server that said they changed."""
-        for name, client in self.clients.items():
-            if client.stale.is_set() and client.state in ("ready", "error"):
-                try:
-                    client.list_tools()
-                except MCPError:
-                    continue  # the old tools stay; their calls will say what is wrong
-                self._make_tools(name)
 
     def reconnect(self, name: str) -> ServerStatus:
         """Stop one server, start it again, and give the agent its tools as they are now."""
@@ -84,11 +66,7 @@ class MCPHub:
                 for name, c in self.clients.items()]
 
     def close(self) -> None:
-        threads = [threading.Thread(target=client.close) for client in self.clients.values()]
-        for thread in threads:  # at once: each may take its grace periods to stop
-            thread.start()
-        for thread in threads:
-            thread.join()
+        at_once(lambda name: self.clients[name].close(), list(self.clients))  # side by side
 
     def _connect(self, name: str) -> bool:
         client = self.clients[name]
@@ -115,3 +93,12 @@ class MCPHub:
         if self.agent is not None:
             self.agent.update_tools(add=made.values(), remove=self.made[name])
         self.made[name] = made
+
+
+def at_once(fn, names: list[str]) -> None:
+    """fn(name) for every name, each on a thread of its own: one slow server holds up no other."""
+    threads = [threading.Thread(target=fn, args=(name,), name=f"mcp-{name}") for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
