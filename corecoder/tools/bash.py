@@ -217,7 +217,8 @@ BLOCKED_COMMANDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for pattern, reason in (
         (rf"(?<![\w-])rm\s(?:[^;&|\n]*\s)?{_ROOT_OR_HOME}",
          "rm on / or the home directory deletes the whole system or all of the user's files"),
-        (rf"(?<![\w-])ch(?:mod|own|grp)(?=[^;&|\n]*\s(?:-\w*R|--recursive))\s(?:[^;&|\n]*\s)?{_ROOT_OR_HOME}",
+        (r"(?<![\w-])ch(?:mod|own|grp)(?=[^;&|\n]*\s(?:-\w*R|--recursive))"
+         rf"\s(?:[^;&|\n]*\s)?{_ROOT_OR_HOME}",
          "a recursive chmod/chown of / or the home directory breaks the system or the user's "
          "files"),
         (rf"(?<![\w-])find\s+{_ROOT_OR_HOME}[^;&|\n]*\s-delete\b",
