@@ -48,6 +48,7 @@ class Compactor:
         self.trim_over = trim_over  # tier 1 trims old tool outputs longer than this many characters
         self.estimate = Estimate()
         self.sent = 0  # history messages in the request being made: what a usage report measures
+        self.counted: tuple[tuple, int] = ((), 0)  # the tools' names, and what they cost a request
         self.agent = None
 
     def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]:
@@ -55,13 +56,13 @@ class Compactor:
         self._listen(agent)
         window = self.window or window_for(agent.llm.model)
         trim, summarize, reset = (window * t for t in self.tiers)
-        size = self.size(agent, messages)
+        size = self.estimate.of(messages, self.overhead(agent))
         if size >= trim or overflow:
             messages = self._trim(agent, messages, size)
-            size = self.size(agent, messages)
+            size = self.estimate.of(messages, self.overhead(agent))
         if size >= summarize or overflow:
             messages = self._summarize(agent, messages, size, reset=size >= reset or overflow)
-            size = self.size(agent, messages)
+            size = self.estimate.of(messages, self.overhead(agent))
         if size >= reset or overflow:  # the latest turn alone is too big: trim its outputs as well
             messages = self._trim(agent, messages, size, keep=0)
         self.sent = len(messages)
@@ -70,14 +71,18 @@ class Compactor:
     def compact(self, agent, focus: str | None = None) -> Compacted:
         """`/compact [focus]`: summarize now, whatever the size."""
         self._listen(agent)
-        before = self.size(agent, agent.messages)
+        before = self.estimate.of(agent.messages, self.overhead(agent))
         agent.messages = self._summarize(agent, agent.messages, before, focus=focus)
-        return Compacted("summarize", before, self.size(agent, agent.messages))
+        after = self.estimate.of(agent.messages, self.overhead(agent))
+        return Compacted("summarize", before, after)
 
-    def size(self, agent, messages: list[dict]) -> int:
-        """The request's tokens: the system prompt (~500), the tools' schemas and `messages`."""
-        schemas = [t.schema() for t in agent.tools.values()]
-        return self.estimate.of(messages, 500 + tools_tokens(schemas))
+    def overhead(self, agent) -> int:
+        """What every request carries besides the history: the system prompt (about 500 tokens)
+        and the tools' schemas, counted again only when the tools change (by name)."""
+        if self.counted[0] != tuple(agent.tools):
+            schemas = [t.schema() for t in agent.tools.values()]
+            self.counted = (tuple(agent.tools), 500 + tools_tokens(schemas))
+        return self.counted[1]
 
     # tier 1
 
@@ -91,7 +96,9 @@ class Compactor:
         for i in long:
             cut = shorten(messages[i]["content"], TRIMMED, note="trimmed")
             trimmed[i] = {**messages[i], "content": cut}
-        return self._replace(agent, "trim", trimmed, size)
+        anchored = [i for i in long if i < self.estimate.count]  # the anchor holds, moved by a cut
+        self.estimate.shift([trimmed[i] for i in anchored], [messages[i] for i in anchored])
+        return self._replace(agent, "trim", trimmed, size, forget=False)
 
     # tiers 2 and 3
 
@@ -129,10 +136,12 @@ class Compactor:
             raise ValueError("the model returned an empty summary")
         return reply.text.strip()
 
-    def _replace(self, agent, tier: str, after: list[dict], size: int) -> list[dict]:
+    def _replace(self, agent, tier: str, after: list[dict], size: int,
+                 forget: bool = True) -> list[dict]:
         check_history(after)
-        self.estimate.forget()  # older messages changed: the last usage report no longer applies
-        agent.emit(Compacted(tier, size, self.size(agent, after)))
+        if forget:  # older messages are gone: the last usage report no longer applies
+            self.estimate.forget()
+        agent.emit(Compacted(tier, size, self.estimate.of(after, self.overhead(agent))))
         return after
 
     def _listen(self, agent) -> None:

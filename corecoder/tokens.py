@@ -63,7 +63,8 @@ class Estimate:
 
     `anchor(count, tokens)` records that a request whose history had `count` messages
     cost `tokens` prompt tokens in all (system prompt and tool schemas included).
-    Anything that rewrites older messages must call `forget()`.
+    Anything that rewrites older messages must call `forget()`, or `shift()` by what the
+    rewrite changed, so the anchor survives it (a trim: the next round stays cheap).
     """
 
     def __init__(self):
@@ -75,6 +76,11 @@ class Estimate:
 
     def forget(self) -> None:
         self.count = self.tokens = 0
+
+    def shift(self, messages: list[dict], before: list[dict]) -> None:
+        """`before` (of the first `count` messages) became `messages`: move the anchor by it."""
+        if self.tokens:
+            self.tokens += history_tokens(messages) - history_tokens(before)
 
     def of(self, messages: list[dict], overhead: int) -> int:
         if self.tokens and self.count <= len(messages):

@@ -38,6 +38,18 @@ def test_a_usage_report_anchors_the_estimate_so_only_new_messages_are_estimated(
     assert estimate.of(history, overhead=0) == 1_234 + history_tokens(history[2:])
 
 
+def test_a_trim_keeps_the_anchor_moved_by_what_it_cut_so_the_next_round_stays_cheap():
+    history = [user("go"), *round_trip(1), *round_trip(2), *round_trip(3), *round_trip(4), *round_trip(5)]
+    agent = agent_with(history, ScriptedLLM(["done"]), window=12_000, keep_recent=4)
+    compactor = agent.context
+    compactor.estimate.anchor(len(history), 9_000)  # the provider's count of the last request
+    before = [dict(m) for m in history]
+    trimmed = compactor.prepare(history, agent)
+    assert [m["content"] for m in trimmed] != [m["content"] for m in before]  # tier 1 ran
+    cut = history_tokens(before) - history_tokens(trimmed)
+    assert compactor.estimate.count == len(history) and compactor.estimate.tokens == 9_000 - cut
+
+
 def round_trip(n, output="x" * 5_000):
     """One round of history: a call to echo and its long result."""
     return [assistant("", [ToolCall(f"c{n}", "echo", '{"text": "a"}')]), tool_result(f"c{n}", output)]
