@@ -24,6 +24,7 @@ from . import __version__
 from .app import FAILURES, connect
 from .files import looks_binary
 from .render import Renderer
+from .text import marker
 
 HELP = (
     ("/help", "list these commands"),
@@ -302,7 +303,7 @@ def short_diff(shown: str, before, after) -> str:
     diff = difflib.unified_diff(old, new, f"a/{shown}", f"b/{shown}")
     lines = [line.rstrip("\n") for line in diff]
     if len(lines) > DIFF_LINES:
-        lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more diff lines"]
+        lines = [*lines[:DIFF_LINES], marker(len(lines) - DIFF_LINES, "diff lines")]
     return "\n".join([*notes, *lines])
 
 

@@ -21,13 +21,14 @@ from .events import (
     ToolCallStarted,
     WorkerEvent,
 )
+from .text import marker, shorten
 
 MARKS = {"ok": "✓", "interrupted": "⏹"}
 
 
 def cut(line: str, width: int) -> str:
-    """`line`, shortened to `width` with an ellipsis if it is longer."""
-    return line if len(line) <= width else line[: width - 1] + "…"
+    """`line`, at most `width` characters: its head, and the one marker if it was longer."""
+    return shorten(line, width, tail=0)
 
 
 def call_line(name: str, arguments: str, width: int = 100) -> str:
@@ -44,7 +45,7 @@ def preview(text: str, lines: int = 6, width: int = 100) -> str:
     rows = text.splitlines() or [""]
     shown = [cut(r, width) for r in rows[:lines]]
     if len(rows) > lines:
-        shown.append(f"… ({len(rows) - lines} more lines)")
+        shown.append(marker(len(rows) - lines, "lines"))
     return "\n".join(shown)
 
 

@@ -211,8 +211,11 @@ def test_answers_are_shown_in_call_order_whatever_order_they_finished_in():
 
 
 def test_outline_is_one_line_per_message_numbered_like_check_history():
-    history = [corecoder.messages.user("hi\nthere"), corecoder.messages.assistant("ok")]
-    assert outline(history) == "   [0] user       hi …\n   [1] assistant  ok"
+    history = [corecoder.messages.user("hi\nthere"), corecoder.messages.assistant("ok"),
+               corecoder.messages.user("x" * 200)]
+    lines = outline(history).splitlines()
+    assert lines[:2] == ["   [0] user       hi there", "   [1] assistant  ok"]  # a message on one line
+    assert len(lines[2]) == 100 and lines[2].endswith("characters cut ...]")  # cut with the one marker
 
 
 def test_step_through_prints_the_text_twin_outside_jupyter(demo_run, capsys):

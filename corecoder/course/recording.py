@@ -123,23 +123,17 @@ def record(agent) -> Recording:
     return recording
 
 
-def clip_line(text: str, width: int = WIDTH) -> str:
-    """The first line of `text`, cut to `width`; an ellipsis says when something was left out."""
-    lines = text.splitlines() or [""]
-    return cut(lines[0] + (" …" if len(lines) > 1 else ""), width)
-
-
 def message_line(index: int, message: dict) -> str:
     """One message of a history as one line: `[2] assistant  Let me look. → read_file(...)`."""
     role = message.get("role", "?")
-    body = str(message.get("content") or "")
+    body = " ".join(str(message.get("content") or "").split())  # on one line: whitespace as spaces
     if role == "tool":
         body = f"{message.get('tool_call_id')}: {body}"
     calls = message.get("tool_calls") or []
     if calls:
         asked = ", ".join(c["function"]["name"] for c in calls)
-        body = f"{clip_line(body, 50)} → {asked}" if body else f"→ {asked}"
-    return clip_line(f"  {f'[{index}]':>4} {role:<10} {body}")
+        body = f"{cut(body, 70)} → {asked}" if body else f"→ {asked}"
+    return cut(f"  {f'[{index}]':>4} {role:<10} {body}", WIDTH)
 
 
 def outline(messages: list[dict], start: int = 0) -> str:
