@@ -22,7 +22,17 @@ from pathlib import Path
 
 from .calls import Gate, run_in_order
 from .events import Finished, RoundStarted, ToolCallFinished, UsageReported
-from .messages import INTERRUPTED, ContextTooLong, Reply, system, tool_result, unique_ids, user
+from .messages import (
+    INTERRUPTED,
+    STATE_NOTE,
+    ContextTooLong,
+    Reply,
+    is_state_note,
+    system,
+    tool_result,
+    unique_ids,
+    user,
+)
 from .tools.base import Tool
 from .workspace import Workspace
 
@@ -31,10 +41,6 @@ You are CoreCoder, a coding agent working in a project on the user's machine.
 Use the tools to read, search, edit and run code. Read a file before you edit it.
 Make the smallest change that does the job, then check it (run the tests if there are any).
 When you are done, answer briefly: what you changed and how you checked it."""
-
-# How a note of the agent's state begins (see `Agent.tell_state`).
-STATE_NOTE = "[a note from the agent, not the user: this part of its state has changed]"
-
 
 def labelled(state: str) -> dict[str, str]:
     """A state's paragraphs by label: "Working directory: /p" is {"Working directory": ...}."""
@@ -149,7 +155,7 @@ class Agent:
             self.first_state = self.state()
         told = labelled(self.first_state)
         for m in self.messages:
-            if m["role"] == "user" and str(m["content"]).startswith(STATE_NOTE):
+            if is_state_note(m):
                 told |= labelled(m["content"].removeprefix(STATE_NOTE))
         news = [part for label, part in labelled(self.state()).items() if told.get(label) != part]
         if news:

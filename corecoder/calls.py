@@ -62,6 +62,7 @@ class Job:
 
 
 def admit(agent, call: ToolCall) -> Job:
+    stopped(agent.workspace)
     tool = agent.tools.get(call.name)
     if tool is None:
         available = ", ".join(sorted(agent.tools)) or "none"
@@ -86,6 +87,7 @@ def admit(agent, call: ToolCall) -> Job:
 
 def perform(agent, job: Job, workspace: Workspace) -> str:
     """Run an admitted call in `workspace` (the agent's, or a fork of it) and return its result."""
+    stopped(workspace)
     agent.emit(ToolCallStarted(job.call))
     result, status = job.refusal, job.status
     if result is None:
@@ -101,8 +103,17 @@ def perform(agent, job: Job, workspace: Workspace) -> str:
             except Exception as e:  # the call has run: keep its result, and say what failed
                 result += f"\n[after the call, {gate.name} failed: {_error(e)}]"
     result = shorten(result, OUTPUT_LIMIT)  # a refusal or failure quoting a huge argument, say
+    stopped(workspace)  # the loop has answered it as interrupted: say nothing more of it
     agent.emit(ToolCallFinished(job.call, result, status))
     return result
+
+
+def stopped(workspace: Workspace) -> None:
+    """Ctrl+C lands in the main thread; calls running in other threads (a parallel batch, a
+    sub-agent's) learn of it from `workspace.cancelled`. A call the user stopped neither
+    starts, nor asks a consent question, nor reports a result after the loop answered it."""
+    if workspace.cancelled.is_set():
+        raise KeyboardInterrupt
 
 
 def run_in_order(calls: list[ToolCall], agent, results: dict[str, str]) -> None:

@@ -20,7 +20,7 @@ tells the model again before its next call (Agent.tell_state).
 from __future__ import annotations
 
 from .events import Compacted, Retrying, UsageReported
-from .messages import check_history, system, user
+from .messages import check_history, is_state_note, system, user
 from .text import shorten
 from .tokens import Estimate, tools_tokens, window_for
 
@@ -47,7 +47,6 @@ class Compactor:
         self.keep_recent = keep_recent  # messages a summary keeps word for word
         self.trim_over = trim_over  # tier 1 trims old tool outputs longer than this many characters
         self.estimate = Estimate()
-        self.sent = 0  # history messages in the request being made: what a usage report measures
         self.counted: tuple[tuple, int] = ((), 0)  # the tools' names, and what they cost a request
         self.agent = None
 
@@ -65,7 +64,6 @@ class Compactor:
             size = self.estimate.of(messages, self.overhead(agent))
         if size >= reset or overflow:  # the latest turn alone is too big: trim its outputs as well
             messages = self._trim(agent, messages, size, keep=0)
-        self.sent = len(messages)
         return messages
 
     def compact(self, agent, focus: str | None = None) -> Compacted:
@@ -151,17 +149,18 @@ class Compactor:
 
     def _observe(self, event) -> None:
         if isinstance(event, UsageReported):
-            self.estimate.anchor(self.sent, event.usage.prompt_tokens)
+            # the request it measures is the history as it is now (the reply joins it after)
+            self.estimate.anchor(self.agent.messages, event.usage.prompt_tokens)
 
 
 def turn_start(messages: list[dict], index: int) -> int:
-    """The nearest index at or before `index` where a turn begins (not a tool result)."""
+    """The nearest index at or before `index` where a turn begins: not a tool result, and not
+    a note of the agent's state (it belongs with the results it follows)."""
     index = max(0, min(index, len(messages)))
-    while 0 < index < len(messages) and messages[index]["role"] == "tool":
+    while 0 < index < len(messages) and (messages[index]["role"] == "tool"
+                                         or is_state_note(messages[index])):
         index -= 1
     return index
-
-
 
 
 def transcript(messages: list[dict], each: int = 1_500) -> str:

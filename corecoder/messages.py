@@ -84,6 +84,13 @@ NAMELESS = "no_name_given"  # the name of a call that came without a tool name
 INTERRUPTED = "[interrupted: the user stopped this call before it finished]"  # a result, on Ctrl+C
 CUT_SHORT = "[interrupted: the session ended before this call finished]"  # a result, after a crash
 
+# How a note of the agent's state begins (`Agent.tell_state`): a user message the user never wrote.
+STATE_NOTE = "[a note from the agent, not the user: this part of its state has changed]"
+
+
+def is_state_note(message: dict) -> bool:
+    return message["role"] == "user" and str(message["content"]).startswith(STATE_NOTE)
+
 
 def unique_ids(calls: list[ToolCall], history: list[dict]) -> list[ToolCall]:
     """The calls, with a fresh id for any that is missing or already used in the history, and

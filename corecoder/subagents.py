@@ -75,14 +75,15 @@ class AgentTool(Tool):
         return "\n\n".join(f"## {name}\n{report}" for name, report in reports)
 
     def _team(self, tasks: list[dict], ws: Workspace) -> list[str]:
+        team = ws.fork()  # its own stop signal: stopping this team must not stop ws's later calls
         pool = ThreadPoolExecutor(min(AT_ONCE, len(tasks)), thread_name_prefix="worker")
         try:
-            futures = [pool.submit(self._report, t["name"], t["task"], ws) for t in tasks]
+            futures = [pool.submit(self._report, t["name"], t["task"], team) for t in tasks]
             for _ in as_they_finish(futures, ws.cancelled):  # stops when the parent's batch does
                 pass
             return [f.result() for f in futures]  # input order, whatever order they finish in
         except BaseException:
-            ws.cancelled.set()  # running workers stop at their next step
+            team.cancelled.set()  # running workers stop at their next step
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -115,7 +116,9 @@ def workers(parent: Agent, context: Callable = KeepEverything) -> Spawn:
 class Cancellable:
     """The parent's model, for a worker that must stop when the parent is interrupted. Raising
     KeyboardInterrupt in the worker's thread unwinds its loop the way Ctrl+C unwinds the parent's:
-    each call it was running is answered, and the worker's `chat` ends."""
+    each call it was running is answered, and the worker's `chat` ends. The calls of a reply
+    that arrives after the parent stopped never run (`calls.stopped`): not while the user is
+    back at the prompt."""
 
     def __init__(self, llm, cancelled: threading.Event):
         self.llm, self.cancelled = llm, cancelled

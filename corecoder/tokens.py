@@ -61,18 +61,22 @@ def window_for(model: str) -> int:
 class Estimate:
     """The tokens of the next request: the last real count plus an estimate of what came after.
 
-    `anchor(count, tokens)` records that a request whose history had `count` messages
-    cost `tokens` prompt tokens in all (system prompt and tool schemas included).
-    Anything that rewrites older messages must call `forget()`, or `shift()` by what the
-    rewrite changed, so the anchor survives it (a trim: the next round stays cheap).
+    `anchor(history, tokens)` records that a request with this history cost `tokens` prompt
+    tokens in all (system prompt and tool schemas included). The anchor holds for a history
+    that extends that one: one whose message at the anchor's end is the same object. A
+    history put in its place (a reset, `agent.messages = []` in a notebook) is estimated
+    whole. A rewrite of older messages must call `forget()`, or `shift()` by what it changed,
+    so the anchor survives it (a trim: the next round stays cheap).
     """
 
     def __init__(self):
         self.count = 0
         self.tokens = 0
+        self.last: dict | None = None  # the anchored history's last message
 
-    def anchor(self, count: int, tokens: int) -> None:
-        self.count, self.tokens = count, tokens
+    def anchor(self, history: list[dict], tokens: int) -> None:
+        self.count, self.tokens = len(history), tokens
+        self.last = history[-1] if history else None
 
     def forget(self) -> None:
         self.count = self.tokens = 0
@@ -81,8 +85,11 @@ class Estimate:
         """`before` (of the first `count` messages) became `messages`: move the anchor by it."""
         if self.tokens:
             self.tokens += history_tokens(messages) - history_tokens(before)
+            self.last = next((new for new, old in zip(messages, before, strict=True)
+                              if old is self.last), self.last)
 
     def of(self, messages: list[dict], overhead: int) -> int:
-        if self.tokens and self.count <= len(messages):
+        extends = 0 < self.count <= len(messages) and messages[self.count - 1] is self.last
+        if self.tokens and extends:
             return self.tokens + history_tokens(messages[self.count:])
         return overhead + history_tokens(messages)

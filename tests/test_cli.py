@@ -276,6 +276,24 @@ def test_tokens_and_reset(repl):
     assert len(shell.agent.messages) == 2 and shell.agent.workspace.todos == []
 
 
+def test_after_a_reset_the_system_prompt_tells_the_state_anew_and_old_token_counts_are_forgotten(
+        repl, tmp_path):
+    (tmp_path / "sub").mkdir()
+    def cd(where):
+        return {"tool_calls": [{"name": "bash", "arguments": {"command": f"cd {where}"}}]}
+
+    turns = [cd("sub"), {"text": "one", "usage": {"prompt_tokens": 120_000, "completion_tokens": 5}},
+             cd(".."), cd("."), "two"]
+    shell, out = repl(ScriptedLLM(turns), "hi", "/reset", "again")
+    shell.run()  # the provider counted 120,000 tokens for 4 messages: over every tier of 128k
+    requests = shell.agent.llm.requests
+    [prompt, again] = requests[2]["messages"]
+    assert f"Working directory: {(tmp_path / 'sub').resolve()}" in prompt["content"]
+    assert again["content"] == "again"  # and no note: the new system prompt told the state
+    assert len(requests) == 5  # 6 messages, but no summary call: that count was not of these
+    assert f"Working directory: {tmp_path.resolve()}" in requests[-1]["messages"][4]["content"]
+
+
 def test_compact_says_so_when_the_policy_keeps_everything(repl):
     shell, out = repl(ScriptedLLM([]), "/compact")
     shell.agent.context = KeepEverything()

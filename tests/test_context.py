@@ -34,7 +34,7 @@ def test_a_usage_report_anchors_the_estimate_so_only_new_messages_are_estimated(
     history = [user("x" * 40_000), assistant("ok"), user("and now?")]
     estimate = Estimate()
     assert estimate.of(history, overhead=0) > 10_000
-    estimate.anchor(2, 1_234)  # the provider counted the first two messages (and the system prompt)
+    estimate.anchor(history[:2], 1_234)  # the provider counted the first two messages (and the system prompt)
     assert estimate.of(history, overhead=0) == 1_234 + history_tokens(history[2:])
 
 
@@ -42,7 +42,7 @@ def test_a_trim_keeps_the_anchor_moved_by_what_it_cut_so_the_next_round_stays_ch
     history = [user("go"), *round_trip(1), *round_trip(2), *round_trip(3), *round_trip(4), *round_trip(5)]
     agent = agent_with(history, ScriptedLLM(["done"]), window=12_000, keep_recent=4)
     compactor = agent.context
-    compactor.estimate.anchor(len(history), 9_000)  # the provider's count of the last request
+    compactor.estimate.anchor(history, 9_000)  # the provider's count of the last request
     before = [dict(m) for m in history]
     trimmed = compactor.prepare(history, agent)
     assert [m["content"] for m in trimmed] != [m["content"] for m in before]  # tier 1 ran
@@ -171,6 +171,19 @@ def test_a_policy_that_cannot_shrink_lets_the_overflow_error_through():
 
     with pytest.raises(ContextTooLong):
         agent.chat("go")
+
+
+def test_an_overflow_right_after_a_cd_keeps_the_results_the_model_asked_for(tmp_path):
+    from corecoder import Bash
+
+    (tmp_path / "sub").mkdir()
+    turns = [{"tool_calls": [{"name": "bash", "arguments": {"command": "cd sub && echo moved"}}]},
+             {"fault": "context_length"}, "the summary", "done"]
+    agent = Agent(FaultyScriptedLLM(turns), [Bash()], cwd=tmp_path, context=Compactor(100_000))
+    assert agent.chat("the user's request") == "done"
+    sent = [(m["role"], m["content"]) for m in agent.llm.requests[-1]["messages"][1:]]
+    assert sent[0][1].endswith("the summary") and sent[1:3] == [("assistant", ""), ("tool", "moved")]
+    assert sent[3][1].startswith(STATE_NOTE)  # the note stays with the results it follows
 
 
 def test_the_todo_list_survives_compaction():

@@ -135,6 +135,17 @@ def test_an_interrupt_keeps_the_results_that_came_in_and_stops_running_commands(
     assert agent.chat("go on") == "after"
 
 
+def test_a_call_still_running_at_ctrl_c_is_reported_once_as_interrupted(tmp_path):
+    turns = [{"tool_calls": [call("sleepy", seconds=0.5, tag="slow"), call("boom", kind="interrupt")]}]
+    agent = Agent(ScriptedLLM(turns), [Sleepy(), Boom()], cwd=tmp_path, executor=RunInParallel())
+    finished = []
+    agent.subscribe(lambda e: finished.append((e.call.name, e.status)) if isinstance(e, ToolCallFinished) else None)
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    time.sleep(0.8)  # past the moment the slow call returned
+    assert sorted(finished) == [("boom", "interrupted"), ("sleepy", "interrupted")]
+
+
 def test_a_single_call_takes_the_same_path(tmp_path):
     seen = []
     executor = RunInParallel()

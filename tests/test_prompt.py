@@ -4,10 +4,9 @@ cache serves all but what is new), while the model always knows the cwd and the 
 
 import json
 
-from corecoder import Agent, ScriptedLLM, build_agent
+from corecoder import Agent, ScriptedLLM
 from corecoder.agent import STATE_NOTE, labelled
 from corecoder.context import Compactor
-from corecoder.messages import user
 from corecoder.session import SessionLog
 from corecoder.tools import Bash
 from corecoder.tools.todo import TodoWrite
@@ -111,13 +110,3 @@ def test_after_a_compaction_takes_the_notes_away_the_state_is_told_again(tmp_pat
                    if m["role"] == "assistant")  # the call that wrote the list was summarized away
     told = [i for i, m in enumerate(last) if str(m["content"]).startswith(STATE_NOTE) and "[>] keep me" in m["content"]]
     assert told and told[0] > summary  # and the list was told again after the summary
-
-
-def test_a_reset_repl_starts_the_system_prompt_anew(tmp_path):
-    agent = build_agent(ScriptedLLM(["one", "two"]), tmp_path)
-    agent.chat("hi")
-    agent.workspace.todos = [{"content": "stale", "status": "pending"}]
-    agent.messages, agent.workspace.todos, agent.first_state = [], [], None  # what /reset does
-    agent.chat("again")
-    assert notes(agent) == [] and "stale" not in json.dumps(agent.llm.requests[-1]["messages"])
-    assert user("again") == agent.messages[0]

@@ -175,3 +175,52 @@ def test_ctrl_c_stops_the_workers_too(tmp_path):
     written = len(list(tmp_path.glob("?_*")))
     time.sleep(1.0)
     assert len(list(tmp_path.glob("?_*"))) == written  # nothing more after the interrupt
+
+
+def test_a_reply_that_reaches_a_worker_after_ctrl_c_runs_none_of_its_calls(tmp_path):
+    import os
+    import signal
+
+    def worker(task, messages, tools):  # the reply is on its way when the user presses Ctrl+C
+        time.sleep(0.8)
+        return {"tool_calls": [{"name": "write_file", "arguments": {"path": "late.txt", "content": "x"}}]}
+
+    class Asked(Gate):  # a consent question, say: never asked while the user is at the prompt
+        def __init__(self):
+            self.asked = []
+
+        def before(self, tool, args, workspace):
+            self.asked.append(tool.name)
+
+    agent = build_agent(FunctionLLM(Model(delegate(task="task:write"), worker)), tmp_path)
+    agent.gates.append(gate := Asked())
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    time.sleep(1.0)  # past the moment the reply arrived
+    assert not (tmp_path / "late.txt").exists() and gate.asked == ["agent"]
+
+
+def test_stopping_a_team_does_not_stop_the_agents_later_calls(tmp_path):
+    import _thread
+
+    from corecoder import Agent, Bash
+    from corecoder.subagents import AgentTool, workers
+
+    then = {"tool_calls": [{"name": "bash", "arguments": {"command": "echo still working"}}]}
+    parent = iter([delegate(tasks=[{"name": "a", "task": "stop"}]), then, "answered"])
+
+    def model(messages, tools):
+        if messages[1]["content"] != "stop":
+            return next(parent)
+        _thread.interrupt_main()  # the worker's model is asked: the user presses Ctrl+C meanwhile
+        time.sleep(0.5)
+        return "done"
+
+    agent = Agent(FunctionLLM(model), [Bash()], cwd=tmp_path)  # the chapter-1 loop: calls run in order
+    agent.update_tools(add=[AgentTool(workers(agent))])
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    assert not agent.workspace.cancelled.is_set()
+    assert agent.chat("go on") == "answered"
+    assert agent.messages[-2]["content"] == "still working"
