@@ -47,6 +47,11 @@ def labelled(state: str) -> dict[str, str]:
     return {part.split(":", 1)[0]: part for part in state.strip().split("\n\n") if part}
 
 
+def paragraph(text: str) -> str:
+    """`text` without its blank lines: one paragraph, so `labelled` keeps it whole."""
+    return "\n".join(line for line in text.splitlines() if line.strip())
+
+
 class KeepEverything:
     """The simplest context policy, and the loop's default: send the whole history.
     (Chapter 4 writes one that compacts it.) A policy returns the list it was given
@@ -144,7 +149,8 @@ class Agent:
         with their label: where it works, and what each tool keeps in the workspace (the todo
         tool: `Your todo list: ...`)."""
         kept = (tool.state(self.workspace) for tool in self.tools.values())
-        return "\n\n".join(p for p in (f"Working directory: {self.workspace.cwd}", *kept) if p)
+        parts = (f"Working directory: {self.workspace.cwd}", *kept)
+        return "\n\n".join(paragraph(p) for p in parts if p.strip())
 
     def tell_state(self) -> None:
         """Make sure the model knows the state as it is now. The system prompt tells it once;
@@ -157,7 +163,9 @@ class Agent:
         for m in self.messages:
             if is_state_note(m):
                 told |= labelled(m["content"].removeprefix(STATE_NOTE))
-        news = [part for label, part in labelled(self.state()).items() if told.get(label) != part]
+        gone = {label: f"{label}: none" for label in told}  # a tool that now says nothing
+        now = gone | labelled(self.state())
+        news = [part for label, part in now.items() if told.get(label) != part]
         if news:
             self.messages.append(user("\n\n".join([STATE_NOTE, *news])))
 
@@ -185,8 +193,9 @@ class Agent:
 
     def update_tools(self, add: Iterable[Tool] = (), remove: Iterable[str] = ()) -> None:
         """Take out the tools named in `remove`, then put in `add`: how tools come and go while
-        the agent lives (the sub-agent tool at assembly, an MCP server's tools). A new dict,
-        never a change in place, so a round that has begun keeps the tools it started with."""
+        the agent lives (the sub-agent tool at assembly, an MCP server's tools). The next call
+        finds its tool anew, even within a round. A new dict, never a change in place: a thread
+        reading the tools (a parallel call being admitted) never sees them half-changed."""
         gone = set(remove)
         kept = {name: tool for name, tool in self.tools.items() if name not in gone}
         self.tools = {**kept, **{tool.name: tool for tool in add}}

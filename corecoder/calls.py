@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,12 +96,13 @@ def perform(agent, job: Job, workspace: Workspace) -> str:
             result, status = f"{job.tool.name} failed: {e}", "failed"
         except Exception as e:  # a bug or a surprise in the tool: still just a result
             result, status = f"{job.tool.name} failed: {_error(e)}", "failed"
+    result = shorten(result, OUTPUT_LIMIT)  # a refusal or failure quoting a huge argument, say
+    if job.refusal is None:
         for gate in agent.gates:
             try:
                 gate.after(job.tool, job.args, result, workspace)
             except Exception as e:  # the call has run: keep its result, and say what failed
-                result += f"\n[after the call, {gate.name} failed: {_error(e)}]"
-    result = shorten(result, OUTPUT_LIMIT)  # a refusal or failure quoting a huge argument, say
+                result += "\n" + shorten(f"[after the call, {gate.name} failed: {_error(e)}]", 500)
     stopped(workspace)  # the loop has answered it as interrupted: say nothing more of it
     agent.emit(ToolCallFinished(job.call, result, status))
     return result
@@ -153,26 +153,26 @@ def signature(tool: Tool) -> str:
 def bound(text: str, workspace: Workspace, limit: int = OUTPUT_LIMIT) -> str:
     """An over-long output as its head and tail; the whole of it kept in the project.
 
-    A huge output would be re-sent with every later request. The marker names the
-    file, relative to the working directory, so the model can read the middle with
-    read_file if it needs it. Only the newest few files are kept.
+    A huge output would be re-sent with every later request. The marker names the file
+    by its absolute path (right after any later cd), so the model can read the middle
+    with read_file if it needs it. Only the newest few files are kept.
     """
     if len(text) <= limit:
         return text
     folder = project_root(workspace.cwd) / OUTPUTS
-    path = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}.txt"  # same text, same file
+    data = text.encode("utf-8", "replace")  # a lone surrogate (from a server's JSON) becomes "?"
+    path = folder / f"{hashlib.sha256(data).hexdigest()[:16]}.txt"  # same text, same file
     try:
         if not folder.is_dir():
             atomic_write(folder / ".gitignore", "# kept for the model: never committed\n*\n")
-        atomic_write(path, text)
+        atomic_write(path, data)
     except OSError as e:  # a read-only project: the model still gets the head and the tail
         return shorten(text, limit, note=f"the full output could not be kept: {e.strerror or e}")
     with contextlib.suppress(OSError):  # a file another call removed first is gone either way
         kept = sorted(folder.glob("*.txt"), key=lambda p: (p.stat().st_mtime_ns, p.name))
         for old in kept[:-KEEP_OUTPUTS]:
             old.unlink()
-    where = os.path.relpath(path, workspace.cwd)
-    return shorten(text, limit, note=f"the full output is in {where}")
+    return shorten(text, limit, note=f"the full output is in {path}")
 
 
 def _error(e: Exception) -> str:

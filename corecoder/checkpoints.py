@@ -114,6 +114,8 @@ class Checkpoints(Gate):
                     said = self._restore(latest)
                 except (OSError, CheckpointError) as e:  # kept: once fixed, /undo tries it again
                     return f"cannot undo: {e}"
+                except (ValueError, KeyError, TypeError) as e:  # not JSON, or not a record of ours
+                    return f"cannot undo: checkpoint {latest} is damaged ({type(e).__name__}: {e})"
                 latest.unlink(missing_ok=True)
                 if said:
                     return said + (f" ({len(kept)} more to undo)" if kept else "")
@@ -121,10 +123,7 @@ class Checkpoints(Gate):
 
     def _restore(self, file: Path) -> str | None:
         """Put the file back as `file` recorded it; what was done, or None if nothing needed to."""
-        try:
-            record = json.loads(file.read_text(encoding="utf-8"))
-        except ValueError as e:
-            raise CheckpointError(f"checkpoint {file} is damaged: {e}") from None
+        record = json.loads(file.read_text(encoding="utf-8"))
         path = Path(record["path"])
         shown = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
         if record.get("root") != str(self.root):  # a hash collision, or a copied folder: not ours

@@ -1,13 +1,16 @@
-"""Running the calls of one reply at the same time, with the outcome of running them in sequence.
+"""Running the calls of one reply at the same time, safely.
 
 The calls of a reply are not independent: they share the agent's working directory and
 its files. So running them at once is safe only with three rules:
   - every call is admitted first, one at a time, so consent questions never interleave;
-  - each call gets its own fork of the workspace (its own cwd); the forks are merged
-    back in call order, also when Ctrl+C stops the batch, so the outcome is what running
-    them in sequence would give;
+  - each call gets its own fork of the workspace: it starts in the directory the batch
+    began in, whatever its siblings `cd` to. The forks are merged back in call order,
+    also when Ctrl+C stops the batch: the last call that ended elsewhere decides where
+    the agent is, as the last `cd` would in sequence;
   - writes and edits to the same file take that file's lock, so they serialize, while
     calls on different files still run side by side.
+A model that needs one call to see another's effect (`cd` then `ls`) puts them in one
+command, or in two replies.
 
 An executor fills `results` (call id -> result text) as calls finish. The loop answers
 any call left without a result, so on Ctrl+C an executor just stops.

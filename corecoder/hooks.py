@@ -82,6 +82,7 @@ class Hooks(Gate):
 
     def _run(self, hook: dict, payload: dict, workspace: Workspace) -> str | None:
         """Run one hook. Returns its stderr if it vetoed (exit 2), else None."""
+        tool_name = payload["tool_name"]
         payload = json.dumps({**payload, "cwd": str(workspace.cwd)})
         # Files, not pipes, for stdin and stderr: a hook that leaves a child behind holding a
         # pipe, or that never reads a large input, could otherwise block us past any timeout.
@@ -89,7 +90,7 @@ class Hooks(Gate):
             stdin.write(payload)
             stdin.seek(0)
             try:  # its own process group, so a timeout kills whatever the hook started too
-                env = {**os.environ, "CORECODER_TOOL": json.loads(payload)["tool_name"]}
+                env = {**os.environ, "CORECODER_TOOL": tool_name}
                 proc = subprocess.Popen(["bash", "-c", hook["command"]], stdin=stdin, stderr=stderr,
                                         stdout=subprocess.DEVNULL, cwd=workspace.cwd, env=env,
                                         start_new_session=True)

@@ -39,8 +39,9 @@ class Workspace:
         return replace(self, cancelled=threading.Event())
 
     def merge(self, forks: list[Workspace]) -> None:
-        """Take back what the forks changed, in call order, as if the calls had run one after
-        another: the last fork that moved takes the cwd, the last that wrote a list the todos."""
+        """Take back what the forks changed, in call order: the last fork that ended somewhere
+        else takes the cwd (one that came back to where it began did not move), and the last
+        that wrote a list the todos."""
         cwd, todos = self.cwd, self.todos
         for fork in forks:
             if fork.cwd != cwd:

@@ -169,6 +169,19 @@ def test_a_checkpoint_that_names_another_root_is_refused(tmp_path, project):
     assert checkpoints.undo() == f"did not touch /etc/hosts: it is outside this project ({project.resolve()})"
 
 
+@pytest.mark.parametrize("damage", ["not json {", "[1, 2]", '{"tool": "write_file"}', "RECORD WITHOUT path"])
+def test_a_damaged_checkpoint_is_reported_and_kept_and_nothing_is_touched(tmp_path, project, damage):
+    home = tmp_path / "home"
+    checkpoints, _ = run(home, project, [{"tool_calls": [call("write_file", path="src/app.py", content="B\n")]}])
+    [file] = checkpoints.dir.glob("*.json")
+    record = json.loads(file.read_text())
+    record.pop("path")
+    file.write_text(json.dumps(record) if damage == "RECORD WITHOUT path" else damage)
+    said = checkpoints.undo()
+    assert said.startswith(f"cannot undo: checkpoint {file} is damaged (") and file.exists()
+    assert (project / "src" / "app.py").read_text() == "B\n"
+
+
 def test_the_project_root_is_the_git_root_else_the_cwd(tmp_path, project):
     assert project_root(project / "src") == project.resolve()
     plain = tmp_path / "plain" / "dir"

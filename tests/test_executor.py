@@ -1,4 +1,4 @@
-"""Parallel tool calls: at once where safe, and as if in sequence where it matters."""
+"""Parallel tool calls: at once where safe, and merged back in call order where it matters."""
 
 import threading
 import time

@@ -23,6 +23,7 @@ ORDER = [1, 2, 3, 4, 5, 6, 7, 8, "cli", "demo", "testing", "course"]  # each may
 EARLIER_USES_LATER = {
     ("agent.py", "calls.py"): "a loop must run something: chapter 1 uses the call path chapter 2 builds",
     ("agent.py", "tools/base.py"): "the loop holds tools; chapter 2 builds what a tool is",
+    ("agent.py", "tools/__init__.py"): "importing tools/base runs the package: chapter 2's tools load",
     ("agent.py", "workspace.py"): "the loop owns a workspace; chapter 2 builds what the tools act on",
     ("__init__.py", "*"): "the package's front door names every public piece (imported on first use)",
     ("cli.py", "demo/__init__.py"): "`corecoder --demo` runs the demo (imported only then)",
@@ -57,7 +58,14 @@ def imports(module: str) -> set[str]:
             target = module_of(name)
             if target and (PACKAGE / target).is_file() and target != module:
                 found.add(target)
-    return found
+    return found | {init for target in found for init in packages_of(target) if init != module}
+
+
+def packages_of(module: str) -> list[str]:
+    """The package `__init__.py` files Python runs to import `module`: `tools/bash.py` runs
+    `tools/__init__.py` first. (Not the top one: it imports each piece only on first use.)"""
+    parts = module.split("/")[:-1]
+    return [f"{'/'.join(parts[:i])}/__init__.py" for i in range(1, len(parts) + 1)]
 
 
 MODULES = sorted(p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")

@@ -186,6 +186,18 @@ def test_a_crash_mid_call_fails_that_call_and_the_next_until_reconnect(hubs, tmp
         hub.reconnect("nope")
 
 
+def test_a_call_made_before_the_reader_saw_the_server_die_says_it_exited(hubs):
+    hub = hubs()
+    client = hub.clients["bad"]
+    client.process.kill()
+    deadline = time.monotonic() + 5
+    while client.state != "dead" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    client.state, client.error = "ready", None  # as it is in the moment before the reader notices
+    with pytest.raises(ToolError, match=r"the server exited with code -9; `/mcp reconnect bad`"):
+        run(hub, "mcp__bad__echo", text="anyone?")
+
+
 def test_a_hung_call_times_out_and_the_server_goes_on(hubs):
     hub = hubs(call_timeout=0.5)
     started = time.monotonic()

@@ -67,6 +67,28 @@ def test_state_paragraphs_are_read_back_by_their_labels():
         "Working directory": "Working directory: /q"}
 
 
+def test_a_tools_state_of_several_paragraphs_or_none_at_all_is_still_told(tmp_path):
+    from corecoder import Tool
+
+    class Notes(Tool):  # a tool whose state has blank lines in it, and none when it is empty
+        name = "notes"
+        parameters = {"type": "object", "properties": {"items": {"type": "array"}}, "required": ["items"]}
+
+        def run(self, ws, items):
+            self.items = items
+            return "ok"
+
+        def state(self, ws):
+            return "Your notes:\n\n" + "\n\n".join(self.items) if getattr(self, "items", []) else ""
+
+    turns = [{"tool_calls": [call("notes", items=items)]} for items in (["- milk", "- Bob"], ["- milk"], [])]
+    agent = Agent(ScriptedLLM([*turns, "done", "again"]), [Notes()], cwd=tmp_path)
+    agent.chat("go")
+    agent.chat("more")
+    told = [note.removeprefix(STATE_NOTE) for note in notes(agent)]
+    assert told == ["\n\nYour notes:\n- milk\n- Bob", "\n\nYour notes:\n- milk", "\n\nYour notes: none"]
+
+
 def test_a_todo_item_written_over_several_lines_stays_one_line_of_its_paragraph(tmp_path):
     todo = [{"content": "first\n\nthen more", "status": "pending"}]
     agent = Agent(ScriptedLLM([{"tool_calls": [call("todo_write", todos=todo)]}, "done"]), [TodoWrite()],

@@ -141,7 +141,7 @@ class MCPClient:
         with self.lock:
             process = self.process
             if process is None or process.poll() is not None or self.state in ("dead", "closed"):
-                raise MCPError(self._not_running())
+                raise MCPError(self._not_running(process))
             msg_id = next(self.ids)
             self.pending[msg_id] = waiter
         deadline = deadline or time.monotonic() + self.call_timeout
@@ -200,9 +200,13 @@ class MCPClient:
 
     # --- defences: a server that crashes, hangs, chatters, asks back or stops reading ---------
 
-    def _not_running(self) -> str:
-        why = self.error if self.state in ("dead", "error") and self.error else \
-            f"the server is {self.state}"
+    def _not_running(self, process: subprocess.Popen | None) -> str:
+        if self.state in ("dead", "error") and self.error:
+            why = self.error
+        elif process is not None and process.poll() is not None:  # before the reader says so
+            why = f"the server exited with code {process.returncode}"
+        else:
+            why = f"the server is {self.state}"
         return f"{why}; `/mcp reconnect {self.name}` starts it again"
 
     def _send(self, process: subprocess.Popen, message: dict,

@@ -26,7 +26,9 @@ class Tool:
 
     def state(self, ws: Workspace) -> str:
         """What this tool keeps in the workspace that the model must always see (the todo
-        tool: the list), or "". The agent tells it to the model, and again when it changes."""
+        tool: the list), or "". The agent tells it to the model, and again when it changes.
+        Begin it with a label ("Your todo list: ..."): the agent tells each tool's part by it,
+        as one paragraph (any blank line inside is dropped)."""
         return ""
 
     def schema(self) -> dict:
