@@ -288,6 +288,11 @@ def test_no_cdn_or_web_fonts(site):
         assert "fonts.googleapis" not in text and "fonts.gstatic" not in text
 
 
+def test_the_site_publishes_no_file_of_the_repository_tooling(site):
+    """docs/ also holds the build's hooks and a lint config: they stay out of what readers download."""
+    assert not list(site.rglob("ruff.toml")) and not (site / "hooks").exists()
+
+
 # --- a real browser ----------------------------------------------------------------------------------------
 
 
