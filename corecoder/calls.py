@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -154,8 +155,10 @@ def bound(text: str, workspace: Workspace, limit: int = OUTPUT_LIMIT) -> str:
     """An over-long output as its head and tail; the whole of it kept in the project.
 
     A huge output would be re-sent with every later request. The marker names the file
-    by its absolute path (right after any later cd), so the model can read the middle
-    with read_file if it needs it. Only the newest few files are kept.
+    relative to the call's working directory, so the model can read the middle with
+    read_file if it needs it, and a notebook shows the same text on every machine. (After
+    a later `cd` the path is still relative to where the call ran, which the model was
+    told.) Only the newest few files are kept.
     """
     if len(text) <= limit:
         return text
@@ -172,7 +175,8 @@ def bound(text: str, workspace: Workspace, limit: int = OUTPUT_LIMIT) -> str:
         kept = sorted(folder.glob("*.txt"), key=lambda p: (p.stat().st_mtime_ns, p.name))
         for old in kept[:-KEEP_OUTPUTS]:
             old.unlink()
-    return shorten(text, limit, note=f"the full output is in {path}")
+    where = os.path.relpath(path, workspace.cwd)
+    return shorten(text, limit, note=f"the full output is in {where}")
 
 
 def _error(e: Exception) -> str:

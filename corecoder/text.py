@@ -8,7 +8,7 @@ Each is cut the same way, and says so the same way, with the count of what was l
 
 so the model (or the user) always knows that it is not seeing everything, and how much
 it is missing. A note may say where the whole text is: `[... 12,345 characters cut; the
-full output is in /home/me/app/.corecoder/outputs/3f2a.txt ...]`.
+full output is in .corecoder/outputs/3f2a.txt ...]`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@
 import json
 import re
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -186,7 +185,7 @@ def test_a_failing_after_gate_is_noted_after_a_long_result_without_cutting_its_m
     agent.chat("go")
     [result] = results(agent)
     saved = re.search(r"the full output is in (\S+) \.\.\.\]", result)[1]
-    assert Path(saved).read_text() == "0123456789" * 5_000
+    assert (tmp_path / saved).read_text() == "0123456789" * 5_000
     assert result.endswith("\n[after the call, audit failed: RuntimeError: the log server is down]")
 
 
@@ -215,14 +214,14 @@ def test_a_huge_result_is_clipped_to_head_and_tail_with_the_full_text_saved(tmp_
     assert len(result) < 21_000
     marker = result.split("[... ")[1].split(" ...]")[0]
     saved = marker.split("the full output is in ")[1]
-    assert Path(saved).read_text(encoding="utf-8") == "0123456789" * 10_000
+    assert (tmp_path / saved).read_text(encoding="utf-8") == "0123456789" * 10_000
 
 
 def test_a_huge_result_with_a_lone_surrogate_is_still_kept(tmp_path):
     text = json.loads('"' + "x" * 25_000 + '\\udc80"')  # what an MCP server's JSON may hold
     result = bound(text, Workspace(tmp_path))
     saved = result.split("the full output is in ")[1].split(" ...]")[0]
-    assert Path(saved).read_text(encoding="utf-8") == "x" * 25_000 + "?"
+    assert (tmp_path / saved).read_text(encoding="utf-8") == "x" * 25_000 + "?"
 
 
 def test_two_agents_share_nothing(tmp_path):
@@ -333,13 +332,13 @@ def test_a_call_left_unrun_by_a_bug_is_not_called_interrupted(tmp_path):
     assert results(agent) == ["[not run: the turn stopped: RuntimeError: executor bug]"]
 
 
-def test_a_clipped_output_is_kept_inside_the_project_named_in_full_and_cleaned_up(tmp_path):
+def test_a_clipped_output_is_kept_inside_the_project_shown_relative_and_cleaned_up(tmp_path):
     texts = [f"output {n}: " + "x" * 30_000 for n in range(30)]
     agent = Agent(ScriptedLLM([{"tool_calls": [call("echo", text=t)]} for t in texts] + ["ok"]), [Echo()],
                   cwd=tmp_path)
     agent.chat("go")
     last = results(agent)[-1]
-    assert len(last) <= 20_000
-    where = re.search(r"the full output is in (\S+) \.\.\.\]", last)[1]  # right wherever the agent cds
-    assert where.startswith(f"{tmp_path.resolve()}/.corecoder/outputs/") and Path(where).read_text() == texts[-1]
+    assert len(last) <= 20_000 and "/tmp" not in last and str(tmp_path) not in last
+    where = re.search(r"the full output is in (\S+) \.\.\.\]", last)[1]
+    assert where.startswith(".corecoder/outputs/") and (tmp_path / where).read_text() == texts[-1]
     assert len(list((tmp_path / ".corecoder" / "outputs").glob("*.txt"))) == 20, "the oldest are removed"
