@@ -6,10 +6,11 @@ in the same notebook never share a working directory or a todo list by accident.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -36,7 +37,9 @@ class Workspace:
 
     def fork(self) -> Workspace:
         """A copy for one of several calls running at once: its own cwd, the same todo list."""
-        return replace(self, cancelled=threading.Event())
+        fork = copy.copy(self)  # not `replace`: its cwd is resolved already
+        fork.cancelled = threading.Event()
+        return fork
 
     def merge(self, forks: list[Workspace]) -> None:
         """Take back what the forks changed, in call order: the last fork that ended somewhere
