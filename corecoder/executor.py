@@ -18,6 +18,8 @@ any call left without a result, so on Ctrl+C an executor just stops.
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import threading
 from collections import defaultdict
 from collections.abc import Iterator
@@ -42,24 +44,28 @@ class RunInParallel:
         forks = [agent.workspace.fork() for _ in jobs]
         pool = ThreadPoolExecutor(min(self.max_workers, len(jobs)), thread_name_prefix="tool")
         futures: dict[Future, Job] = {}
-        try:
-            futures = {pool.submit(self.perform, agent, job, fork): job
-                       for job, fork in zip(jobs, forks, strict=True)}
-            for future in as_they_finish(futures, agent.workspace.cancelled):
-                results[futures[future].call.id] = future.result()
-        except BaseException:
-            for fork in forks:  # Ctrl+C: tell running calls to stop (bash kills its process group)
-                fork.cancelled.set()
-            for future, job in futures.items():  # and keep every result that did come in
-                if future.done() and not future.cancelled() and future.exception() is None:
-                    results.setdefault(job.call.id, future.result())
-            raise
-        finally:
-            # Don't wait for running calls: the loop answers them as interrupted; calls not yet
-            # started never start. What the finished ones changed (a cd) is taken back, in order.
-            pool.shutdown(wait=False, cancel_futures=True)
-            done = [fork for fork, job in zip(forks, jobs, strict=True) if job.call.id in results]
-            agent.workspace.merge(done)
+        with ctrl_c_noted() as pressed:
+            try:
+                futures = {pool.submit(self.perform, agent, job, fork): job
+                           for job, fork in zip(jobs, forks, strict=True)}
+                for future in as_they_finish(futures, agent.workspace.cancelled, pressed):
+                    results[futures[future].call.id] = future.result()
+                if pressed.is_set():  # pressed as the last call finished: the turn stops still
+                    raise KeyboardInterrupt
+            except BaseException:
+                for fork in forks:  # Ctrl+C: running calls stop (bash kills its process group)
+                    fork.cancelled.set()
+                for future, job in futures.items():  # and keep every result that did come in
+                    if future.done() and not future.cancelled() and future.exception() is None:
+                        results.setdefault(job.call.id, future.result())
+                raise
+            finally:
+                # Don't wait for running calls: the loop answers them as interrupted; calls not
+                # yet started never start. What the finished ones changed (a cd) is taken back,
+                # in order.
+                pool.shutdown(wait=False, cancel_futures=True)
+                done = [f for f, job in zip(forks, jobs, strict=True) if job.call.id in results]
+                agent.workspace.merge(done)
 
     def perform(self, agent, job: Job, workspace) -> str:
         path = job.args.get("path") if job.tool is not None and job.tool.mutating else None
@@ -71,17 +77,38 @@ class RunInParallel:
             return perform(agent, job, workspace)
 
 
-def as_they_finish(futures, cancelled: threading.Event | None = None) -> Iterator[Future]:
-    """Each future as it completes, waking often: a thread blocked on a lock for good may never
-    see Ctrl+C (the signal can land on another thread), so the main thread must not block long.
-    A sub-agent's batch runs off the main thread: `cancelled` is how the parent's Ctrl+C reaches
-    it."""
+def as_they_finish(futures, *stops: threading.Event) -> Iterator[Future]:
+    """Each future as it completes, waking often to look at `stops`: the Ctrl+C that
+    `ctrl_c_noted` caught, or, for a sub-agent's batch off the main thread, the parent's
+    `cancelled`. Any of them set raises KeyboardInterrupt here, between two waits."""
     pending = set(futures)
     while pending:
-        if cancelled is not None and cancelled.is_set():
+        if any(stop.is_set() for stop in stops):
             raise KeyboardInterrupt
         done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
         yield from done
+
+
+# --- defences: a Ctrl+C that lands inside a lock, two names for one file -------------------
+
+
+@contextlib.contextmanager
+def ctrl_c_noted() -> Iterator[threading.Event]:
+    """While the main thread starts and waits for threads, Ctrl+C only sets the event it yields;
+    the code inside raises KeyboardInterrupt when it sees it. Raised at any moment instead, it
+    can land inside a lock's own handling (a thread starting, a wait ending): the lock is then
+    released twice ("RuntimeError: release unlocked lock"), and a stop becomes a crash. Off the
+    main thread, or under a SIGINT handler other than Python's own, nothing changes."""
+    pressed, previous = threading.Event(), signal.getsignal(signal.SIGINT)
+    if (threading.current_thread() is not threading.main_thread()
+            or previous is not signal.default_int_handler):
+        yield pressed
+        return
+    signal.signal(signal.SIGINT, lambda *_: pressed.set())
+    try:
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def lock_key(workspace, path: str) -> Path:

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .agent import Agent, KeepEverything
 from .events import WorkerEvent
-from .executor import as_they_finish
+from .executor import as_they_finish, ctrl_c_noted
 from .messages import Reply
 from .text import shorten
 from .tools.base import Tool, ToolError
@@ -77,16 +77,17 @@ class AgentTool(Tool):
     def _team(self, tasks: list[dict], ws: Workspace) -> list[str]:
         team = ws.fork()  # its own stop signal: stopping this team must not stop ws's later calls
         pool = ThreadPoolExecutor(min(AT_ONCE, len(tasks)), thread_name_prefix="worker")
-        try:
-            futures = [pool.submit(self._report, t["name"], t["task"], team) for t in tasks]
-            for _ in as_they_finish(futures, ws.cancelled):  # stops when the parent's batch does
-                pass
-            return [f.result() for f in futures]  # input order, whatever order they finish in
-        except BaseException:
-            team.cancelled.set()  # running workers stop at their next step
-            raise
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+        with ctrl_c_noted() as pressed:  # on the main thread (calls run in order): see executor.py
+            try:
+                futures = [pool.submit(self._report, t["name"], t["task"], team) for t in tasks]
+                for _ in as_they_finish(futures, ws.cancelled, pressed):  # or the parent's stop
+                    pass
+                return [f.result() for f in futures]  # input order, whatever order they finish in
+            except BaseException:
+                team.cancelled.set()  # running workers stop at their next step
+                raise
+            finally:
+                pool.shutdown(wait=False, cancel_futures=True)
 
     def _report(self, name: str, task: str, ws: Workspace) -> str:
         try:

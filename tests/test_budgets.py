@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BUDGETS = {  # the reshape's end state, rounded up to 5: what the review of it fixed is included
     "chapter 1": 310, "chapter 2": 725, "chapter 3": 275, "chapter 4": 175, "chapter 5": 55,
     "chapter 6": 140, "chapter 7": 415, "chapter 8": 370,
-    "hardening of chapters 1-6": 335, "hardening of chapters 7-8": 185,
-    "chapters 1-6": 2_005, "engine": 2_965,
+    "hardening of chapters 1-6": 350, "hardening of chapters 7-8": 185,
+    "chapters 1-6": 2_025, "engine": 2_985,
 }
 MEASURED = totals(measure(ROOT / "corecoder"))
 

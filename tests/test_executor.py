@@ -146,6 +146,23 @@ def test_a_call_still_running_at_ctrl_c_is_reported_once_as_interrupted(tmp_path
     assert sorted(finished) == [("boom", "interrupted"), ("sleepy", "interrupted")]
 
 
+def test_a_real_ctrl_c_during_a_batch_stops_the_turn_and_puts_pythons_handler_back(tmp_path):
+    import os
+    import signal
+
+    turns = [{"tool_calls": [call("sleepy", seconds=1.0, tag="slow"), call("sleepy", seconds=0.0, tag="quick")]}]
+    agent = Agent(ScriptedLLM(turns), [Sleepy()], cwd=tmp_path, executor=RunInParallel())
+    noted = []  # the SIGINT handler in place as each call finishes
+    agent.subscribe(lambda e: isinstance(e, ToolCallFinished) and noted.append(signal.getsignal(signal.SIGINT)))
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    check_history(agent.messages)
+    assert results(agent)[0].startswith("[interrupted") and results(agent)[1] == "quick"
+    assert noted[0] is not signal.default_int_handler  # while the batch ran, Ctrl+C was only noted
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_a_single_call_takes_the_same_path(tmp_path):
     seen = []
     executor = RunInParallel()
