@@ -88,24 +88,20 @@ def prompts(requests: list[dict]) -> list[str]:
             for r in requests if r["path"].endswith("/chat/completions") and isinstance(r["body"], dict)]
 
 
-def shared(a: str, b: str) -> int:
-    """The length of the longest common prefix of two strings."""
-    return len(os.path.commonprefix([a, b]))
-
-
 def figures(sent: list[str]) -> dict:
     """Prefix reuse and relative cost of one session's prompts."""
-    cached = [0] + [shared(before, after) for before, after in zip(sent, sent[1:], strict=False)]
-    total = sum(len(p) for p in sent)
+    pairs = list(zip(sent, sent[1:], strict=False))
+    cached = [0] + [len(os.path.commonprefix([before, after])) for before, after in pairs]
+    reused, total = sum(cached), sum(len(p) for p in sent)
     later = sum(len(p) for p in sent[1:])
-    ceiling = sum(min(len(before), len(after)) for before, after in zip(sent, sent[1:], strict=False))
+    ceiling = sum(min(len(before), len(after)) for before, after in pairs)
     cost = sum(len(p) - c + CACHED_PRICE * c for p, c in zip(sent, cached, strict=True))
-    return {"requests": len(sent), "characters": total, "prefix_reuse": round(sum(cached) / later, 4),
-            "ceiling": round(ceiling / later, 4), "kept": round(sum(cached[1:]) / sum(len(p) for p in sent[:-1]), 4),
+    return {"requests": len(sent), "characters": total, "prefix_reuse": round(reused / later, 4),
+            "ceiling": round(ceiling / later, 4), "kept": round(reused / sum(len(p) for p in sent[:-1]), 4),
             "cost_vs_uncached": round(cost / total, 4), "cost_tokens": round(cost / 4)}
 
 
-def measure(contender: Contender, rounds: int = ROUNDS) -> dict:
+def measure(contender: Contender) -> dict:
     """Run the session with one agent's `-p` command; its figures, or why it failed."""
     with tempfile.TemporaryDirectory(prefix="corecoder-bench-") as tmp, ScriptServer(contender.script) as server:
         root, home = project(Path(tmp)), Path(tmp) / "home"

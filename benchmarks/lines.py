@@ -121,8 +121,8 @@ def totals(modules: dict[str, dict]) -> dict[str, int]:
         else:
             outside[m["layer"]] = outside.get(m["layer"], 0) + m["idea"] + m["defences"]
     out["chapters 1-6"] = sum(out[f"chapter {n}"] for n in range(1, 7)) + out["hardening of chapters 1-6"]
-    out["engine"] = sum(out[f"chapter {n}"] for n in ENGINE) + out["hardening of chapters 1-6"] \
-        + out["hardening of chapters 7-8"]
+    out["engine"] = (out["chapters 1-6"] + out["chapter 7"] + out["chapter 8"]
+                     + out["hardening of chapters 7-8"])
     return out | outside
 
 

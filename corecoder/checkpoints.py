@@ -125,11 +125,11 @@ class Checkpoints(Gate):
         """Put the file back as `file` recorded it; what was done, or None if nothing needed to."""
         record = json.loads(file.read_text(encoding="utf-8"))
         path = Path(record["path"])
-        shown = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
         if record.get("root") != str(self.root):  # a hash collision, or a copied folder: not ours
             raise CheckpointError(f"{file} belongs to {record.get('root')}, not {self.root}")
         if not path.is_relative_to(self.root):
             return f"did not touch {path}: it is outside this project ({self.root})"
+        shown = str(path.relative_to(self.root))
         now = snapshot(path, self.max_bytes)
         if not record["existed"]:
             if not now.existed:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from . import __version__
 from .app import FAILURES, connect
+from .checkpoints import snapshot
 from .files import looks_binary
 from .render import Renderer
 from .text import marker
@@ -277,8 +278,6 @@ class Change:
 def changed_files(checkpoints) -> list[Change]:
     """The files changed since the session's checkpoints first copied them, each with a short
     diff: what /diff shows."""
-    from .checkpoints import snapshot
-
     changes = []
     for path, first in checkpoints.first.items():
         now = snapshot(path, checkpoints.max_bytes)

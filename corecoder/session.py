@@ -61,19 +61,18 @@ class SessionLog:
         self.on_error = on_error or (lambda text: print(f"warning: {text}", file=sys.stderr))
         self.agent = None
         self.lock = threading.Lock()
-        self.meta: dict | None = None
-        self.restored: list[dict] | None = None  # what resuming read, for `attach` to hand over
+        self.meta: dict | None = None  # set when resuming: `attach` then hands the history over
         # The message objects written so far, or None: write the whole history next time.
         # (A repaired history needs no rewrite: replaying the file repairs it the same way.)
         self.logged: list[dict] | None = []
         self.model: str | None = None  # the model last written; None before the meta line
         if resume:
-            self.restored, self.meta = load(home, self.id)
-            self.logged, self.model = list(self.restored), self.meta.get("model") or ""
+            self.logged, self.meta = load(home, self.id)
+            self.model = self.meta.get("model") or ""
 
     def attach(self, agent) -> SessionLog:
         self.agent = agent
-        if self.restored is not None:
+        if self.meta is not None:
             agent.messages = list(self.logged)  # the same objects: what follows is an extension
         agent.subscribe(self._observe)
         return self

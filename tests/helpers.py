@@ -48,3 +48,13 @@ def run_and_kill(script: str, args: list[str], delay: float) -> None:
     child.send_signal(signal.SIGKILL)
     child.wait()
     assert line == b"go\n", child.stderr.read().decode()
+
+
+def call(name, **arguments) -> dict:
+    """A tool call as a script's turn lists it."""
+    return {"name": name, "arguments": arguments}
+
+
+def results(agent) -> list[str]:
+    """The tool results in the agent's history, in order."""
+    return [m["content"] for m in agent.messages if m["role"] == "tool"]

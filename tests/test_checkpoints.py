@@ -15,14 +15,10 @@ from corecoder.checkpoints import Checkpoints, project_key, project_root
 from corecoder.repl import changed_files
 from corecoder.tools import default_tools
 from corecoder.workspace import Workspace
-from helpers import run_and_kill
+from helpers import call, run_and_kill
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = {t.name: t for t in default_tools()}
-
-
-def call(name, **arguments):
-    return {"name": name, "arguments": arguments}
 
 
 @pytest.fixture
@@ -64,7 +60,7 @@ def test_a_copy_is_taken_before_each_write_or_edit_and_no_call_is_refused(tmp_pa
     assert (records[1]["existed"], records[1]["content"]) == (False, None)
 
 
-def test_undo_restores_an_edit_then_deletes_a_created_file_and_the_dirs_it_needed(tmp_path, project):
+def test_undo_restores_an_edit_then_deletes_a_created_file_and_leaves_the_dirs_it_made(tmp_path, project):
     checkpoints, _ = run(tmp_path / "home", project, [
         {"tool_calls": [call("edit_file", path="src/app.py", old_string="one", new_string="two")]},
         {"tool_calls": [call("write_file", path="docs/deep/notes.md", content="hi")]},

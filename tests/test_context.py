@@ -48,6 +48,7 @@ def test_a_trim_keeps_the_anchor_moved_by_what_it_cut_so_the_next_round_stays_ch
     assert [m["content"] for m in trimmed] != [m["content"] for m in before]  # tier 1 ran
     cut = history_tokens(before) - history_tokens(trimmed)
     assert compactor.estimate.count == len(history) and compactor.estimate.tokens == 9_000 - cut
+    assert compactor.estimate.of(trimmed, overhead=0) == 9_000 - cut  # no new message: nothing estimated
 
 
 def round_trip(n, output="x" * 5_000):

@@ -9,15 +9,7 @@ from corecoder import Agent, Bash, ScriptedLLM, Tool, build_agent, check_history
 from corecoder.calls import Gate
 from corecoder.events import ToolCallFinished
 from corecoder.executor import RunInParallel
-from helpers import Boom, Echo
-
-
-def call(name, **arguments):
-    return {"name": name, "arguments": arguments}
-
-
-def results(agent):
-    return [m["content"] for m in agent.messages if m["role"] == "tool"]
+from helpers import Boom, Echo, call, results
 
 
 class Sleepy(Tool):

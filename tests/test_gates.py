@@ -11,6 +11,7 @@ from corecoder.executor import RunInParallel
 from corecoder.hooks import HookError, Hooks, load_hooks
 from corecoder.instructions import project_instructions
 from corecoder.permissions import Consent, PlanMode
+from helpers import results
 
 
 def write(path="out.txt", content="new"):
@@ -19,10 +20,6 @@ def write(path="out.txt", content="new"):
 
 def read(path="out.txt"):
     return {"name": "read_file", "arguments": {"path": path}}
-
-
-def results(agent):
-    return [m["content"] for m in agent.messages if m["role"] == "tool"]
 
 
 def run(tmp_path, calls, gates, executor=None):

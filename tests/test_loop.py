@@ -1,12 +1,13 @@
 """The loop: bounded, every call answered in order, and two kinds of failure told apart."""
 
+import hashlib
 import json
 import re
 import warnings
 
 import pytest
 
-from corecoder import Agent, ScriptedLLM, build_agent, check_history
+from corecoder import Agent, ScriptedLLM, Tool, build_agent, check_history
 from corecoder.calls import Gate, bound, run_in_order
 from corecoder.events import (
     Finished,
@@ -18,21 +19,13 @@ from corecoder.events import (
 )
 from corecoder.testing import FaultyScriptedLLM
 from corecoder.workspace import Workspace
-from helpers import Boom, Echo
-
-
-def call(name, **arguments):
-    return {"name": name, "arguments": arguments}
+from helpers import Boom, Echo, call, results
 
 
 def make(turns, tools=None, tmp_path=None, **kw):
     echo = Echo()
     agent = Agent(ScriptedLLM(turns), tools=tools or [echo, Boom()], cwd=tmp_path, **kw)
     return agent, echo
-
-
-def results(agent):
-    return [m["content"] for m in agent.messages if m["role"] == "tool"]
 
 
 def test_a_reply_without_tool_calls_is_the_answer(tmp_path):
@@ -290,11 +283,22 @@ def test_tools_gates_and_workspace_reassigned_on_the_agent_take_effect(tmp_path)
         def before(self, tool, args, workspace):
             return "not today"
 
-    agent = Agent(ScriptedLLM([{"tool_calls": [call("echo", text="a")]}, "ok"]), [Boom()], cwd=tmp_path)
+    class Where(Tool):
+        name = "where"
+
+        def run(self, ws):
+            return str(ws.cwd)
+
+    turns = [{"tool_calls": [call("echo", text="a")]}, "ok", {"tool_calls": [call("where")]}, "ok"]
+    agent = Agent(ScriptedLLM(turns), [Boom()], cwd=tmp_path)
     agent.tools = {"echo": Echo()}
     agent.gates = [No()]
     agent.chat("go")
     assert results(agent) == ["echo refused by no: not today"]
+    (tmp_path / "other").mkdir()
+    agent.tools, agent.gates, agent.workspace = {"where": Where()}, [], Workspace(tmp_path / "other")
+    agent.chat("and now?")
+    assert results(agent)[-1] == str((tmp_path / "other").resolve())
 
 
 def test_a_gate_that_raises_becomes_the_calls_result_and_the_run_goes_on(tmp_path):
@@ -326,10 +330,13 @@ def test_a_call_left_unrun_by_a_bug_is_not_called_interrupted(tmp_path):
 
     agent = Agent(ScriptedLLM([{"tool_calls": [call("echo", text="a")]}, "ok"]), [Echo()], cwd=tmp_path,
                   executor=broken_executor)
+    finished = []
+    agent.subscribe(lambda e: isinstance(e, ToolCallFinished) and finished.append(e.status))
     with pytest.raises(RuntimeError):
         agent.chat("go")
     check_history(agent.messages)
     assert results(agent) == ["[not run: the turn stopped: RuntimeError: executor bug]"]
+    assert finished == ["not_run"]
 
 
 def test_a_clipped_output_is_kept_inside_the_project_shown_relative_and_cleaned_up(tmp_path):
@@ -341,4 +348,6 @@ def test_a_clipped_output_is_kept_inside_the_project_shown_relative_and_cleaned_
     assert len(last) <= 20_000 and "/tmp" not in last and str(tmp_path) not in last
     where = re.search(r"the full output is in (\S+) \.\.\.\]", last)[1]
     assert where.startswith(".corecoder/outputs/") and (tmp_path / where).read_text() == texts[-1]
-    assert len(list((tmp_path / ".corecoder" / "outputs").glob("*.txt"))) == 20, "the oldest are removed"
+    kept = {p.name for p in (tmp_path / ".corecoder" / "outputs").glob("*.txt")}
+    newest = {hashlib.sha256(t.encode()).hexdigest()[:16] + ".txt" for t in texts[-20:]}
+    assert kept == newest, "the oldest are removed"

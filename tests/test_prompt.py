@@ -10,11 +10,7 @@ from corecoder.context import Compactor
 from corecoder.session import SessionLog
 from corecoder.tools import Bash
 from corecoder.tools.todo import TodoWrite
-from helpers import Echo
-
-
-def call(name, **arguments):
-    return {"name": name, "arguments": arguments}
+from helpers import Echo, call
 
 
 def notes(agent) -> list[str]:

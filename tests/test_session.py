@@ -18,13 +18,9 @@ from corecoder.context import Compactor
 from corecoder.events import Finished
 from corecoder.messages import ToolCall, assistant, tool_result, user
 from corecoder.session import CUT_SHORT, SessionError, SessionLog, list_sessions, load, repair, session_path
-from helpers import Echo, run_and_kill
+from helpers import Echo, call, run_and_kill
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def call(name, **arguments):
-    return {"name": name, "arguments": arguments}
 
 
 def make(tmp_path, turns, model="scripted", **kw):
