@@ -43,7 +43,7 @@ LAYERS = {
     "subagents.py": 6, "tools/todo.py": 6,
     "hooks.py": 7, "mcp/__init__.py": 7, "mcp/client.py": 7, "mcp/config.py": 7,
     "mcp/hub.py": 7, "mcp/tools.py": 7,
-    "permissions.py": 8, "session.py": 8, "checkpoints.py": 8, "instructions.py": 8, "assemble.py": 8,
+    "permissions.py": 8, "session.py": 8, "checkpoints.py": 8, "instructions.py": 8, "trust.py": 8, "assemble.py": 8,
     # Not the engine: the command and what only it uses (settings, prices, its views) ...
     "cli.py": "cli", "__main__.py": "cli", "app.py": "cli", "repl.py": "cli", "render.py": "cli",
     "config.py": "cli", "pricing.py": "cli", "trace.py": "cli",

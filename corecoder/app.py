@@ -25,7 +25,9 @@ from .permissions import Consent, PlanMode
 from .pricing import Ledger, load_prices
 from .scripted import ScriptError
 from .session import SessionError, SessionLog
-from .trace import Printer
+from .tools.bash import Bash
+from .trace import Printer, printable
+from .trust import is_trusted, read_project_config, remember_trust, untrusted_note
 from .workspace import project_root
 
 # What ends a task with a message instead of a traceback: the model gave up for good,
@@ -50,29 +52,59 @@ class App:
     log: SessionLog
     mcp: object | None = None  # an MCPHub when mcp.json names servers
 
+    def stop_commands(self) -> None:
+        """Kill every command still running, its sub-agents' too (they share the tools)."""
+        for tool in self.agent.tools.values():
+            if isinstance(tool, Bash):
+                tool.stop_all()
+
+    def stop(self) -> None:
+        """End what this run started: the commands still running, and the MCP servers."""
+        self.stop_commands()
+        if self.mcp is not None:
+            self.mcp.close()
+
 
 def start(model: str | None = None, *, yes: bool = False, resume: str | None = None,
-          warn=None) -> App:
-    """Everything for this directory and environment. Raises one of STARTUP_ERRORS."""
+          trust: bool = False, ask_trust=None, warn=None) -> App:
+    """Everything for this directory and environment. Raises one of STARTUP_ERRORS.
+    `trust`: use the project's own hooks and MCP servers without asking (--trust-project);
+    `ask_trust(commands) -> bool` asks the user, when there is a user to ask."""
     cwd, warn = Path.cwd(), warn or (lambda text: print(f"warning: {text}", file=sys.stderr))
     config = load_config(cwd, os.environ, model=model)
     log = SessionLog(config.home, resume, resume=resume is not None, on_error=warn)
     if resume and not model and log.meta.get("model"):  # carry on with the model the session used
         config = load_config(cwd, os.environ, model=log.meta["model"])
+    for note in config.notes:
+        warn(note)
     require_key(config)
-    app = assemble(config, connect(config), cwd, log, yes=yes, warn=warn)
-    app.mcp = start_mcp(config, cwd, app.agent, warn)
+    trusted = trust_project(config.home, project_root(cwd), trust, ask_trust, warn)
+    app = assemble(config, connect(config), cwd, log, yes=yes, warn=warn, trusted=trusted)
+    app.mcp = start_mcp(config, cwd, app.agent, warn, trusted=trusted)
     return app
 
 
+def trust_project(home: Path, root: Path, trust: bool, ask, warn) -> bool:
+    """May the project's own configuration run? Asked once, remembered (see trust.py)."""
+    project = read_project_config(root)
+    if project is None or trust or is_trusted(home, project):
+        return True
+    if ask is not None and ask(project.commands()):
+        remember_trust(home, project)
+        return True
+    warn(untrusted_note(project))
+    return False
+
+
 def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes: bool = False,
-             warn=print) -> App:
+             warn=print, trusted: bool = True) -> App:
     """The finished agent (build_agent) with this session's gates, cost accounting and
-    session log."""
+    session log. `trusted`: the project's own hooks.json counts too."""
     plan = PlanMode()
     # the same wherever in the project the command starts
     project = project_root(cwd) / ".corecoder"
-    hooks = Hooks(load_hooks(config.home / "hooks.json", project / "hooks.json"), warn=warn)
+    files = [config.home / "hooks.json", *([project / "hooks.json"] if trusted else [])]
+    hooks = Hooks(load_hooks(*files), warn=warn)
     consent = Consent(None, allow_all=yes, home=config.home)
     checkpoints = Checkpoints(config.home, cwd)
     agent = build_agent(llm, cwd, tools=tools, window=config.context_window, plan=plan, hooks=hooks,
@@ -86,12 +118,12 @@ def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes
     return app
 
 
-def start_mcp(config: Config, cwd: Path, agent: Agent, warn):
-    """The MCP servers named in mcp.json (config dir, then project), their tools given to
-    the agent."""
+def start_mcp(config: Config, cwd: Path, agent: Agent, warn, trusted: bool = True):
+    """The MCP servers named in mcp.json (config dir, then the project's if it is trusted),
+    their tools given to the agent."""
     from .mcp import MCPHub, load_servers
 
-    servers = load_servers(config.home, project_root(cwd))
+    servers = load_servers(config.home, project_root(cwd) if trusted else None)
     if not servers:
         return None
     hub = MCPHub(servers, cwd).start()
@@ -134,10 +166,9 @@ def run_once(app: App, prompt: str) -> int:
         progress.line(f"error: {e}")
         return 1
     finally:
-        if app.mcp is not None:
-            app.mcp.close()
+        app.stop()
     progress.line(app.ledger.summary())
     if endings[-1:] != ["answer"]:
         return 1  # max rounds: the Printer has shown the stop message on stderr
-    print(answer, flush=True)
+    print(printable(answer) if sys.stdout.isatty() else answer, flush=True)  # a pipe: as it is
     return 0

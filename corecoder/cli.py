@@ -11,7 +11,10 @@ and `--help` stay fast; openai, rich and prompt_toolkit are imported where they 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 
 from . import __version__
 
@@ -23,6 +26,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true",
                    help="allow tools that change files or run commands without asking "
                         "(plan mode still wins)")
+    p.add_argument("--trust-project", action="store_true",
+                   help="run this project's own .corecoder/hooks.json and mcp.json without "
+                        "asking (for -p; the REPL asks once and remembers)")
     p.add_argument("--resume", metavar="ID",
                    help="carry on a saved session (see /sessions in the REPL)")
     p.add_argument("-m", "--model", help="provider/model (deepseek/deepseek-chat) or a model name; "
@@ -42,16 +48,62 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from .app import STARTUP_ERRORS, run_once, start
 
+    ask = None
+    if args.prompt is None:  # the REPL: there is someone to ask
+        from .repl import ask_trust as ask
     try:
-        app = start(args.model, yes=args.yes, resume=args.resume)
+        app = start(args.model, yes=args.yes, resume=args.resume, trust=args.trust_project,
+                    ask_trust=ask)
     except STARTUP_ERRORS as e:
         print(f"corecoder: {e}", file=sys.stderr)
         return 1
-    if args.prompt is not None:
-        return run_once(app, args.prompt)
-    from .repl import run_repl
+    end_on_hangup(app)
+    try:
+        if args.prompt is not None:
+            code = run_once(app, args.prompt)
+        else:
+            from .repl import run_repl
 
-    return run_repl(app)
+            code = run_repl(app)
+    except KeyboardInterrupt:  # a second Ctrl+C, while the first one was being handled
+        code = 130
+    return leave(app, code)
+
+
+# How long the threads of calls that were stopped get to finish before the process leaves
+# without them (one may be waiting on the model, for minutes).
+LEAVE_SECONDS = 2.0
+
+
+def end_on_hangup(app) -> None:
+    """A closed terminal (SIGHUP) or SIGTERM ends the command at once, as it should, but first
+    kills every command the agent is running: each is in a process group of its own, which
+    the signal does not reach. The session is on disk already: it is written as it goes."""
+
+    def end(signum, _frame):
+        app.stop_commands()
+        os._exit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, end)
+
+
+def leave(app, code: int) -> int:
+    """The way out, however the run ended. A Ctrl+C from here to the process's end is ignored:
+    landing in the clean-up it would leave commands running, and in Python's own shutdown it
+    prints "Exception ignored in: <module 'threading'>". Every command and MCP server is
+    stopped; a call's thread that is still busy after LEAVE_SECONDS does not hold the exit."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    app.stop()
+    busy = [t for t in threading.enumerate() if t is not threading.current_thread()
+            and not t.daemon]
+    for thread in busy:
+        thread.join(timeout=LEAVE_SECONDS / len(busy))
+    if any(thread.is_alive() for thread in busy):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":

@@ -2,9 +2,14 @@
 
 Everything comes from one merged view of the settings: the real environment laid
 over a `.env` file (the environment wins, so a one-off `CORECODER_MODEL=... corecoder`
-beats the file). A model is named `provider/model`; the provider part picks a preset
-(base URL, key variable, quirks), and anything else is sent to OpenAI or to whatever
-OpenAI-compatible server `OPENAI_BASE_URL` points at. Nothing here touches the network
+beats the file). The `.env` is the project's, though, and a cloned project is not the
+user's: an endpoint it names gets only a key from that same file, never the user's key
+from the environment (which would hand the key and the conversation to whoever wrote the
+file), and it cannot move CORECODER_HOME, where the user's own trusted settings live.
+
+A model is named `provider/model`; the provider part picks a preset (base URL, key
+variable, quirks), and anything else is sent to OpenAI or to whatever OpenAI-compatible
+server `OPENAI_BASE_URL` points at. Nothing here touches the network
 or creates files: `load_config` only reads, so it is cheap to call and easy to test.
 """
 
@@ -68,6 +73,7 @@ class Config:
     home: Path  # where sessions and pricing.json live; created by whoever first writes there
     context_window: int | None = None
     stream: bool = True  # CORECODER_STREAM=0 for a server that can't stream
+    notes: tuple[str, ...] = ()  # what the user should know about these settings
 
     @property
     def label(self) -> str:
@@ -127,22 +133,38 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
     environment, then the nearest .env. Does not check the key: see `require_key`."""
     cwd = Path(cwd).resolve()
     dotenv_path = find_dotenv(cwd)
-    settings = {**(read_dotenv(dotenv_path) if dotenv_path else {}), **env}
+    project = read_dotenv(dotenv_path) if dotenv_path else {}
+    settings = {**project, **env}
     provider, name = parse_model(model or _get(settings, "CORECODER_MODEL") or DEFAULT_MODEL)
     if not name:
         raise ConfigError(f"the model name after {provider.name}/ is empty; "
                           "set CORECODER_MODEL or --model")
-    override = _get(settings, "CORECODER_BASE_URL", "OPENAI_BASE_URL")
+    endpoints = ("CORECODER_BASE_URL", "OPENAI_BASE_URL")
+    override = _get(env, *endpoints) or _get(project, *endpoints)
     provider = provider or PROVIDERS["openai"]  # with an override: any OpenAI-compatible server
+    notes = []
+    api_key = _api_key(settings, provider, override)
+    if override and not _get(env, *endpoints):
+        # The project chose the endpoint: it gets a key from the project's file, or none at all.
+        api_key = _api_key(project, provider, override) or NO_KEY
+        names = ("CORECODER_API_KEY", *provider.key_env, "OPENAI_API_KEY")
+        if _get(env, *names) and not _get(project, *names):
+            notes.append(f"{dotenv_path} sets the endpoint {override}, so no API key from "
+                         "your environment is sent there: put the key it needs in that file, or "
+                         "set the endpoint in your environment")
+    if _get(project, "CORECODER_HOME"):
+        notes.append(f"{dotenv_path} sets CORECODER_HOME, which only the environment may set: "
+                     "ignored")
     return Config(
         model=name,
         provider=provider,
         base_url=override or provider.base_url,
-        api_key=_api_key(settings, provider, override),
-        home=_home(settings),
+        api_key=api_key,
+        home=_home(env),
         context_window=_context_window(settings),
         stream=(provider.stream
                 and _get(settings, "CORECODER_STREAM") not in ("0", "false", "no", "off")),
+        notes=tuple(notes),
     )
 
 

@@ -1,8 +1,10 @@
-"""Writing files so that a crash never leaves half of one, and spotting binary files."""
+"""Writing files so that a crash never leaves half of one; reading one that can't hang or flood us;
+spotting binary files."""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -34,6 +36,34 @@ def atomic_write(path: Path | str, data: bytes | str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+class NotARegularFile(OSError):
+    """A path that is a FIFO, a device, a socket or a directory: reading it could wait forever
+    or never end. The message says what it is."""
+
+
+def read_regular(path: Path | str, limit: int) -> bytes:
+    """At most `limit` bytes of the regular file at `path` (links followed), or NotARegularFile.
+
+    Opened without blocking (a FIFO would wait for a writer that never comes), then checked on
+    the open file itself, so a file swapped for a FIFO or a device in between is caught too."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(f"{path} is {kind(mode)}, not a regular file")
+        return f.read(limit)
+
+
+def kind(mode: int) -> str:
+    """What a file's mode says it is, in words: "a FIFO", "a device", "a directory"..."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (a named pipe)"),
+                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 def looks_binary(data: bytes) -> bool:

@@ -5,12 +5,18 @@ to the cwd is added to the system prompt, outermost first, so a subfolder's note
 refine the project's. Read once, when the agent is assembled (build_agent), so the
 system prompt stays the same all session and a provider can cache it: an edit takes
 effect in the next session. Capped, so a huge file cannot crowd out the conversation.
+
+Only the project's own files count: a file that is a link to somewhere outside the project
+(`AGENTS.md -> /proc/self/environ` would put the agent's environment, API key included, in
+every prompt) is skipped, and so is anything but a regular file (a FIFO would wait forever).
+The prompt says which were skipped, and why.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .files import read_regular
 from .text import shorten
 from .workspace import git_root
 
@@ -23,7 +29,8 @@ def instruction_files(cwd: Path) -> list[Path]:
     root = git_root(cwd) or cwd
     folders = [cwd, *cwd.parents]
     folders = list(reversed(folders[: folders.index(root) + 1]))  # root first, cwd last
-    found = [next((d / n for n in NAMES if (d / n).is_file()), None) for d in folders]
+    found = [next((d / n for n in NAMES if (d / n).exists() or (d / n).is_symlink()), None)
+             for d in folders]
     return [f for f in found if f is not None]
 
 
@@ -34,8 +41,24 @@ def project_instructions(cwd: Path, limit: int = LIMIT) -> str:
     for path in instruction_files(cwd):
         if room <= 0:
             break
-        text = path.read_text(encoding="utf-8", errors="replace").strip()
+        shown = path.relative_to(root)
+        if not _inside(path, root):
+            parts.append(f"({shown} was not read: it links to outside the project)")
+            continue
+        try:  # 4 bytes a character at the most: never more than the room left
+            data = read_regular(path, 4 * room)
+        except OSError as e:
+            parts.append(f"({shown} was not read: {e.strerror or e})")
+            continue
+        text = data.decode("utf-8", errors="replace").strip()
         text = shorten(text, room, tail=0, note=f"instructions are limited to {limit:,} characters")
-        parts.append(f"From {path.relative_to(root)}:\n{text}")
+        parts.append(f"From {shown}:\n{text}")
         room -= len(text)
     return "\n\n".join(parts)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root)
+    except RuntimeError:  # a link loop: reading it will fail, and say so
+        return True

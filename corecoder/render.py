@@ -21,7 +21,7 @@ from .events import (
     ToolCallStarted,
     WorkerEvent,
 )
-from .trace import MARKS, call_line, cut
+from .trace import MARKS, call_line, cut, printable
 
 STYLES = {"ok": "green", "interrupted": "yellow"}  # anything else (a failure): red
 
@@ -74,7 +74,7 @@ class Renderer:
         from rich.markdown import Markdown
 
         self._end_thinking()
-        self.text += text
+        self.text += printable(text)
         if self.live is None:
             # Auto-refresh redraws from a thread at a steady rate, so a burst of tiny
             # deltas costs a few redraws, and a pause still shows the latest text.
@@ -87,12 +87,14 @@ class Renderer:
         self._freeze()
         # soft_wrap: pieces arrive mid-word; let the terminal wrap, not rich, or words break
         # at piece ends
-        self.console.print(text, style="dim italic", end="", soft_wrap=True, markup=False,
+        self.console.print(printable(text), style="dim italic", end="", soft_wrap=True,
+                           markup=False,
                            highlight=False)
         self.thinking = True
 
     def _print(self, text: str, style: str) -> None:
-        self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+        self.console.print(printable(text), style=style, markup=False, highlight=False,
+                           soft_wrap=True)
 
     def _freeze(self) -> None:
         """Stop redrawing the streamed answer: it is printed once more, in full, and left

@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from .checkpoints import snapshot
 from .files import looks_binary
 from .render import Renderer
 from .text import marker
+from .trace import printable
 
 HELP = (
     ("/help", "list these commands"),
@@ -124,7 +126,7 @@ class Repl:
             self.say(*outcome)
 
     def say(self, text: str, style: str = "") -> None:
-        self.console.print(text, style=style, markup=False, highlight=False)
+        self.console.print(printable(text), style=style, markup=False, highlight=False)
 
     def banner(self) -> None:
         self.say(f"corecoder {__version__} · {self.config.label} · {self.cwd}", "bold")
@@ -306,6 +308,19 @@ def short_diff(shown: str, before, after) -> str:
     return "\n".join([*notes, *lines])
 
 
+def ask_trust(commands: list[str]) -> bool:
+    """Before the REPL starts: may the project's own configuration run? (see trust.py)"""
+    print("This project has its own configuration. Trusting it runs these commands on this "
+          "machine:", file=sys.stderr)
+    for line in commands:
+        print(f"  {printable(line)}", file=sys.stderr)
+    try:
+        answer = input("Trust this project? [y]es, and remember · [n]o, not this time › ")
+    except (EOFError, KeyboardInterrupt):
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
 def prompt_session(home: Path):
     """The line editor: history kept in `home`, Enter sends, Alt+Enter or Esc Enter adds a line."""
     from prompt_toolkit import PromptSession
@@ -329,5 +344,4 @@ def run_repl(app) -> int:
     try:
         return Repl(app, Console(), prompt_session(app.config.home)).run()
     finally:
-        if app.mcp is not None:
-            app.mcp.close()
+        app.stop()

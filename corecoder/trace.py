@@ -24,6 +24,17 @@ from .events import (
 from .text import marker, shorten
 
 MARKS = {"ok": "✓", "interrupted": "⏹"}
+# Characters a terminal obeys instead of showing: ESC starts sequences that set the window
+# title, write the clipboard (OSC 52) or clear the screen; a carriage return overwrites the
+# line. A file, a tool's output or a model's text may hold them: each is shown as a symbol
+# (ESC as ␛), a carriage return is dropped. Newline and tab stay.
+CONTROLS = {**{c: chr(0x2400 + c) for c in range(32) if c not in (9, 10, 13)}, 13: None,
+            0x7F: "␡", **{c: "�" for c in range(0x80, 0xA0)}}
+
+
+def printable(text: str) -> str:
+    """`text`, safe to write to a terminal (see CONTROLS); the history keeps it as it was."""
+    return text.translate(CONTROLS)
 
 
 def cut(line: str, width: int) -> str:
@@ -103,5 +114,5 @@ class Printer:
 
     def _write(self, text: str) -> None:
         out = self.out or sys.stdout
-        out.write(text)
+        out.write(printable(text))
         out.flush()

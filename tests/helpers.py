@@ -1,5 +1,15 @@
-"""Small tools for tests of the loop: each does one predictable thing."""
+"""Small tools for tests of the loop, each doing one predictable thing, and for tests of the
+command: a clean environment, a run of `corecoder`, a terminal read until a pattern shows."""
 
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from corecoder.testing import ScriptServer
 from corecoder.tools.base import Tool, ToolError
 
 
@@ -58,3 +68,33 @@ def call(name, **arguments) -> dict:
 def results(agent) -> list[str]:
     """The tool results in the agent's history, in order."""
     return [m["content"] for m in agent.messages if m["role"] == "tool"]
+
+
+def environment(server: ScriptServer | None, home: Path, **extra) -> dict:
+    """The machine's environment without any model settings, then ours: no real key can leak in."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "CORECODER_")) and not k.endswith("_API_KEY")}
+    env.update(CORECODER_HOME=str(home), **extra)
+    if server is not None:
+        env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="x", CORECODER_MODEL="scripted")
+    return env
+
+
+def corecoder(*args, cwd: Path, env: dict, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "corecoder", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=60, **kwargs)
+
+
+def read_until(fd: int, pattern: str, seen: bytearray, timeout: float = 15) -> str:
+    """Read a terminal until `pattern` shows up in its text (escape codes removed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", seen.decode(errors="replace"))
+        if re.search(pattern, text):
+            return text
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                seen += os.read(fd, 65536)
+            except OSError:  # the other end closed
+                break
+    raise AssertionError(f"{pattern!r} never appeared in: {seen.decode(errors='replace')!r}")

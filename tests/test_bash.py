@@ -248,6 +248,23 @@ BLOCKED = [
     "git push --force origin main",
     "git push origin master -f",
     "git push origin +HEAD:main",
+    # the variants of each target that once got through
+    "rm -rf /.",
+    "rm -rf ~/.",
+    'rm -rf "$HOME"/*',
+    "rm -rf //",
+    "rm -rf /..",
+    "rm -rf ~/.*",
+    "cd ~ && rm -rf .",
+    "cd && rm -rf ./*",
+    "cd /; rm -rf *",
+    "cd $HOME\nls\nrm -rf .",
+    "git push --force",
+    "git push -f",
+    "git push -f origin",
+    "git push -uf origin",
+    "git push --force origin HEAD",
+    "git -C repo push --force",
 ]
 
 ALLOWED = [
@@ -273,6 +290,15 @@ ALLOWED = [
     "git push origin main",
     "git push --force origin feature/main-fix",
     "git push --force-with-lease origin main",
+    "git push --force-with-lease",
+    "git push --follow-tags",
+    "git push -f origin feature",
+    "rm -rf ~/.cache",
+    "rm -rf /.cache",
+    "rm -rf .",
+    "cd build && rm -rf .",
+    "cd ~ && cd project && rm -rf .",
+    "cd ~/project && rm -rf ./*",
 ]
 
 

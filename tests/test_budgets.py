@@ -19,11 +19,15 @@ from benchmarks.lines import ENGINE, measure, totals
 
 ROOT = Path(__file__).resolve().parent.parent
 
-BUDGETS = {  # the reshape's end state, rounded up to 5: what the review of it fixed is included
-    "chapter 1": 310, "chapter 2": 725, "chapter 3": 275, "chapter 4": 175, "chapter 5": 55,
-    "chapter 6": 140, "chapter 7": 415, "chapter 8": 370,
-    "hardening of chapters 1-6": 350, "hardening of chapters 7-8": 185,
-    "chapters 1-6": 2_025, "engine": 2_985,
+# The reshape's end state, rounded up to 5, then what a hostile repository needed (#15): files
+# read bounded and never blocking, the process groups bash must kill on exit, the guard's variants
+# (chapter 2); the servers' minimal environment (chapter 7); trust, and instructions that are the
+# project's own files (chapter 8).
+BUDGETS = {
+    "chapter 1": 310, "chapter 2": 750, "chapter 3": 275, "chapter 4": 175, "chapter 5": 55,
+    "chapter 6": 140, "chapter 7": 425, "chapter 8": 455,
+    "hardening of chapters 1-6": 360, "hardening of chapters 7-8": 185,
+    "chapters 1-6": 2_055, "engine": 3_110,
 }
 MEASURED = totals(measure(ROOT / "corecoder"))
 

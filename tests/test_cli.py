@@ -9,7 +9,6 @@ import io
 import json
 import os
 import re
-import select
 import signal
 import subprocess
 import sys
@@ -34,25 +33,14 @@ from corecoder.testing import ScriptServer
 from corecoder.tools import ReadFile, WriteFile
 from corecoder.trace import Printer
 from corecoder.workspace import Workspace
-from helpers import Boom, Echo
+from helpers import Boom, Echo, corecoder, environment, read_until
 
 ANSWER = SCRIPT[-1]
 BUGGY = "    return sum(values) / (len(values) - 1)"
 
 
-def environment(server: ScriptServer | None, home: Path, **extra) -> dict:
-    """The machine's environment without any model settings, then ours: no real key can leak in."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "CORECODER_")) and not k.endswith("_API_KEY")}
-    env.update(CORECODER_HOME=str(home), **extra)
-    if server is not None:
-        env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="x", CORECODER_MODEL="scripted")
-    return env
 
 
-def corecoder(*args, cwd: Path, env: dict, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "corecoder", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=60, **kwargs)
 
 
 def told(server: ScriptServer) -> list[str]:
@@ -428,19 +416,6 @@ def test_the_prompt_sends_on_enter_and_adds_a_line_on_alt_enter(tmp_path, repl):
     assert "second line" in (tmp_path / "home" / "history").read_text()
 
 
-def read_until(fd: int, pattern: str, seen: bytearray, timeout: float = 15) -> str:
-    """Read a terminal until `pattern` shows up in its text (escape codes removed)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", seen.decode(errors="replace"))
-        if re.search(pattern, text):
-            return text
-        if select.select([fd], [], [], 0.1)[0]:
-            try:
-                seen += os.read(fd, 65536)
-            except OSError:  # the other end closed
-                break
-    raise AssertionError(f"{pattern!r} never appeared in: {seen.decode(errors='replace')!r}")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
@@ -580,11 +555,13 @@ def test_hooks_load_from_the_project_and_a_broken_file_is_named(tmp_path):
     (project / ".corecoder" / "hooks.json").write_text(json.dumps(
         {"PreToolUse": [{"matcher": "edit_file", "command": "echo 'edits are frozen' >&2; exit 2"}]}))
     with ScriptServer(SCRIPT) as server:
-        run = corecoder("-p", "fix it", "--yes", cwd=project, env=environment(server, tmp_path))
+        run = corecoder("-p", "fix it", "--yes", "--trust-project", cwd=project,
+                        env=environment(server, tmp_path))
     assert run.returncode == 0 and BUGGY in (project / "stats.py").read_text()
     assert "edit_file refused by hook: edits are frozen" in told(server)
     (project / ".corecoder" / "hooks.json").write_text("{oops")
-    run = corecoder("-p", "fix it", cwd=project, env=environment(None, tmp_path, OPENAI_API_KEY="x"))
+    run = corecoder("-p", "fix it", "--trust-project", cwd=project,
+                    env=environment(None, tmp_path, OPENAI_API_KEY="x"))
     assert run.returncode == 1 and "hooks.json: not valid JSON" in run.stderr
 
 
@@ -627,7 +604,8 @@ def test_project_hooks_apply_wherever_in_the_project_the_command_starts(tmp_path
         {"PreToolUse": [{"matcher": "write_file", "command": "echo 'no new files' >&2; exit 2"}]}))
     turns = [{"tool_calls": [{"name": "write_file", "arguments": {"path": "new.txt", "content": "x"}}]}, "ok"]
     with ScriptServer(turns) as server:
-        run = corecoder("-p", "write", "--yes", cwd=project / "sub", env=environment(server, tmp_path))
+        run = corecoder("-p", "write", "--yes", "--trust-project", cwd=project / "sub",
+                        env=environment(server, tmp_path))
     assert run.returncode == 0 and not (project / "sub" / "new.txt").exists()
     assert told(server) == ["write_file refused by hook: no new files"]
 

@@ -1,6 +1,7 @@
 """The gates around every call: plan mode, hooks, consent, in that order, alone and together."""
 
 import json
+import os
 import time
 
 import pytest
@@ -158,6 +159,31 @@ def test_project_instructions_are_capped(tmp_path):
     (tmp_path / "AGENTS.md").write_text("x" * 50_000)
     text = project_instructions(tmp_path, limit=1_000)
     assert len(text) < 1_200 and "limited to 1,000 characters" in text
+
+
+def test_instructions_are_only_the_projects_own_regular_files(tmp_path):
+    """A link out of the project (to /proc/self/environ, say) and a FIFO are skipped, and the
+    prompt says so; a link to a file inside the project is read."""
+    outside, project = tmp_path / "outside", tmp_path / "project"
+    outside.mkdir()
+    (outside / "environ").write_text("OPENAI_API_KEY=sk-secret")
+    for sub in ("a", "b"):
+        (project / sub).mkdir(parents=True)
+    (project / ".git").mkdir()
+    (project / "AGENTS.md").symlink_to(outside / "environ")
+    os.mkfifo(project / "a" / "AGENTS.md")
+    (project / "b" / "notes.md").write_text("Linked notes.")
+    (project / "b" / "CLAUDE.md").symlink_to(project / "b" / "notes.md")
+    (project / "b" / "c").mkdir()
+    (project / "b" / "c" / "AGENTS.md").symlink_to("AGENTS.md")  # a loop
+    assert project_instructions(project / "b" / "c") == (
+        "(AGENTS.md was not read: it links to outside the project)\n\n"
+        "From b/CLAUDE.md:\nLinked notes.\n\n"
+        "(b/c/AGENTS.md was not read: Too many levels of symbolic links)")
+    started = time.monotonic()
+    assert "a/AGENTS.md was not read: " in project_instructions(project / "a")
+    assert "not a regular file" in project_instructions(project / "a")
+    assert time.monotonic() - started < 5
 
 
 def test_a_hook_that_leaves_a_child_behind_does_not_hang_the_agent(tmp_path):

@@ -59,7 +59,8 @@ def test_models_list_names_the_scripted_model():
     with ScriptServer([], model="tiny") as server:
         models = client(server).models.list()
         assert [(m.id, m.object, m.owned_by) for m in models.data] == [("tiny", "model", "corecoder")]
-        assert server.requests == [{"method": "GET", "path": "/v1/models", "body": None, "stream": False, "bytes": 0}]
+        assert server.requests == [{"method": "GET", "path": "/v1/models", "body": None, "stream": False, "bytes": 0,
+                                    "key": "x"}]
 
 
 def test_plain_text_comes_back_as_one_completion_with_estimated_usage():

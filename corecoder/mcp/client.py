@@ -40,6 +40,18 @@ CALL_TIMEOUT = 60.0
 GRACE = 1.0  # seconds a server gets to exit after its stdin closes, and again after SIGTERM
 GONE = object()  # handed to waiting callers when the server dies or is closed
 CANCELLED = object()  # what waiting returns once the user interrupts the call
+# All a server inherits of our environment, as the official MCP SDK's stdio client does: enough
+# to find programs, a home and a language, never the user's keys. More is named in "env".
+INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE",
+             "TMPDIR", "TZ", "APPDATA", "LOCALAPPDATA", "PATHEXT", "SYSTEMDRIVE", "SYSTEMROOT",
+             "TEMP", "USERNAME", "USERPROFILE")
+
+
+def server_environment(spec: ServerSpec) -> dict[str, str]:
+    # A value that starts with "()" is an exported bash function: code, not a setting.
+    inherited = {name: os.environ[name] for name in INHERITED
+                 if name in os.environ and not os.environ[name].startswith("()")}
+    return {**inherited, **spec.env}
 
 
 class MCPError(Exception):
@@ -78,7 +90,7 @@ class MCPClient:
         try:  # its own process group: closing it also ends what it started (npx, a shell)
             process = subprocess.Popen([self.spec.command, *self.spec.args], cwd=self.root,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, env={**os.environ, **self.spec.env},
+                                       stderr=subprocess.PIPE, env=server_environment(self.spec),
                                        start_new_session=True)
         except OSError as e:
             self.state = "error"

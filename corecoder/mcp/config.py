@@ -25,10 +25,12 @@ class ServerSpec:
     env: dict[str, str] = field(default_factory=dict)
 
 
-def load_servers(home: Path, project: Path) -> dict[str, ServerSpec]:
-    """Every configured server: the home file's, then the project's over them."""
+def load_servers(home: Path, project: Path | None) -> dict[str, ServerSpec]:
+    """Every configured server: the home file's, then the project's over them (None: the
+    project is not trusted, see trust.py)."""
     servers: dict[str, ServerSpec] = {}
-    for path in (Path(home) / "mcp.json", Path(project) / ".corecoder" / "mcp.json"):
+    paths = [Path(home) / "mcp.json", *([project / ".corecoder" / "mcp.json"] if project else [])]
+    for path in paths:
         servers.update(read_mcp_json(path))
     return servers
 

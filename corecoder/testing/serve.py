@@ -79,12 +79,12 @@ class ScriptServer:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # size: the raw body's bytes
-    def record(self, method: str, path: str, body, size: int = 0) -> None:
+    # size: the raw body's bytes; key: what the Authorization header carried after "Bearer "
+    def record(self, method: str, path: str, body, size: int = 0, key: str | None = None) -> None:
         stream = isinstance(body, dict) and bool(body.get("stream"))
         with self._lock:
             self.requests.append({"method": method, "path": path, "body": body, "stream": stream,
-                                  "bytes": size})
+                                  "bytes": size, "key": key})
 
     def next_turn(self) -> tuple[int, Reply | None, dict]:
         """The request's number and its turn; (n, None, {}) once the script has run out."""
@@ -114,11 +114,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         script = self.server.script
-        script.record("GET", self.path, None)
+        script.record("GET", self.path, None, key=self._key())
         if self.path.split("?")[0].rstrip("/") != "/v1/models":
             return self._not_found("GET")
         model = {"id": script.model, "object": "model", "owned_by": "corecoder"}
         self._send_json(200, {"object": "list", "data": [model]})
+
+    def _key(self) -> str | None:
+        auth = self.headers.get("Authorization") or ""
+        return auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else None
 
     def do_POST(self) -> None:
         script = self.server.script
@@ -127,7 +131,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        script.record("POST", self.path, body, len(raw))
+        script.record("POST", self.path, body, len(raw), key=self._key())
         if self.path.split("?")[0] != "/v1/chat/completions":
             return self._not_found("POST")
         problem = _invalid(body, script.reject)

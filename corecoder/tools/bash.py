@@ -70,6 +70,16 @@ class Bash(Tool):
     }
     mutating = True
 
+    def __init__(self) -> None:
+        self.running: set[subprocess.Popen] = set()  # the shells of the calls running now
+
+    def stop_all(self) -> None:
+        """Kill every command still running, with all it started. For the moment the agent's
+        process ends (a closed terminal, SIGTERM, a second Ctrl+C): a command runs in a process
+        group of its own, which no signal to the agent reaches, so it would run on alone."""
+        for proc in list(self.running):  # a copy: the calls' threads change the set
+            kill_group(proc)
+
     def run(self, ws: Workspace, command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
         if not command.strip():
             raise ToolError("command is empty")
@@ -90,7 +100,7 @@ class Bash(Tool):
             # A pager waiting for a keypress would hang the call until its timeout.
             env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb",
                    "BASH_ENV": str(startup)}
-            out, err, code, ending = execute(command, ws, env, timeout)
+            out, err, code, ending = execute(command, ws, env, timeout, self.running)
             if where.exists():  # not after a timeout, nor when the command replaced our trap
                 moved = Path(os.fsdecode(where.read_bytes().removesuffix(b"\n")))
                 if moved.is_absolute() and moved.is_dir():
@@ -124,11 +134,11 @@ def startup_script(cwd_file: Path, user_bash_env: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def execute(command: str, ws: Workspace, env: dict[str, str],
-            timeout: int) -> tuple[str, str, int, str]:
+def execute(command: str, ws: Workspace, env: dict[str, str], timeout: int,
+            running: set[subprocess.Popen]) -> tuple[str, str, int, str]:
     """Run it; return stdout, stderr, exit code and how it ended: "exited", "timeout",
     "cancelled" or "lingering". `ws.cancelled` is set when the user interrupts calls running
-    in other threads."""
+    in other threads. The shell is in `running` while it runs."""
     try:
         # A new session also has no controlling terminal, so git & co cannot prompt on /dev/tty.
         proc = subprocess.Popen(["bash", "-c", command], cwd=ws.cwd, env=env,
@@ -137,6 +147,7 @@ def execute(command: str, ws: Workspace, env: dict[str, str],
     except FileNotFoundError as e:
         raise ToolError("bash is not installed on this machine") from e
     out, err = HeadAndTail(), HeadAndTail()
+    running.add(proc)
     with proc, selectors.DefaultSelector() as pipes:
         pipes.register(proc.stdout, selectors.EVENT_READ, out)
         pipes.register(proc.stderr, selectors.EVENT_READ, err)
@@ -148,6 +159,7 @@ def execute(command: str, ws: Workspace, env: dict[str, str],
         finally:
             if proc.poll() is None:  # Ctrl+C or a crash while reading: don't leave it running
                 kill_group(proc)
+            running.discard(proc)
         code = proc.wait()
     return out.text(), err.text(), code, ending
 
@@ -207,16 +219,26 @@ class HeadAndTail:
 
 
 _COMMAND_START = r"(?:^|[;&|(`{])\s*(?:sudo\s+)?"  # where a new command begins
-# /, /*, ~, ~/, $HOME/*, quoted or not
-_ROOT_OR_HOME = r"""["']?(?:/|~|\$HOME|\$\{HOME\})/?\*?["']?(?=$|[\s;&|)])"""
+# /, /*, /., //, /.., ~, ~/, ~/., ~/.*, $HOME/*, "$HOME"/*: quoted or not
+_ROOT_OR_HOME = r"""["']?(?:/|~|\$HOME|\$\{HOME\})[/.*"']*(?=$|[\s;&|)])"""
+_HERE = r"""["']?(?:\.|\*|\./\*?)/?["']?(?=$|[\s;&|)])"""  # ., *, ./, ./*
+_RM = r"(?<![\w-])rm\s(?:[^;&|\n]*\s)?"
 _DISK = r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)"
+_GIT_PUSH = r"(?<![\w-])git(?:\s+-[cC]\s+\S+)*\s+push"
+# --force, -f, or -f among other short options (-uf), or a +refspec; not --force-with-lease
+_FORCE = r"(?=[^;&|\n]*(?:\s(?:--force|-[a-zA-Z]*f[a-zA-Z]*)(?![\w-])|\s\+))"
+_RM_ROOT = "rm on / or the home directory deletes the whole system or all of the user's files"
+_FORCE_MAIN = ("a force push to main/master (or to the current branch, which is often main) "
+               "rewrites history others have pulled (--force-with-lease is allowed)")
 
 # (pattern, why it is refused). Each is something no coding task needs and one slip makes.
 BLOCKED_COMMANDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.MULTILINE), reason)
     for pattern, reason in (
-        (rf"(?<![\w-])rm\s(?:[^;&|\n]*\s)?{_ROOT_OR_HOME}",
-         "rm on / or the home directory deletes the whole system or all of the user's files"),
+        (rf"{_RM}{_ROOT_OR_HOME}", _RM_ROOT),
+        # `cd ~ && rm -rf .`: the same, in two steps (up to the next cd)
+        (rf"(?<![\w-])cd(?:\s+{_ROOT_OR_HOME})?\s*(?:&&|;|\n)"
+         rf"(?:(?!(?<![\w-])cd\s)[\s\S])*?{_RM}{_HERE}", _RM_ROOT),
         (r"(?<![\w-])ch(?:mod|own|grp)(?=[^;&|\n]*\s(?:-\w*R|--recursive))"
          rf"\s(?:[^;&|\n]*\s)?{_ROOT_OR_HOME}",
          "a recursive chmod/chown of / or the home directory breaks the system or the user's "
@@ -232,10 +254,11 @@ BLOCKED_COMMANDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          "shutdown/reboot stops the machine everyone is working on"),
         (r"(?<![\w-])kill\s+(?:-\S+\s+)+-1(?=$|[\s;&|)])",
          "kill ... -1 signals every process the user owns, this agent included"),
-        (r"\bgit\s+push\b(?=[^;&|\n]*(?:\s(?:--force|-f)(?![\w-])|\s\+))"
-         r"(?=[^;&|\n]*[\s:+](?:main|master)(?=$|[\s;&|]))",
-         "a force push to main/master rewrites history others have pulled "
-         "(--force-with-lease is allowed)"),
+        (rf"{_GIT_PUSH}\b{_FORCE}(?=[^;&|\n]*(?:[\s:+](?:main|master)|[\s+]HEAD)(?=$|[\s;&|]))",
+         _FORCE_MAIN),
+        # with no branch named, git pushes the current one
+        (rf"{_GIT_PUSH}{_FORCE}(?:\s+-\S+)*(?:\s+[^\s;&|-]\S*(?:\s+-\S+)*)?\s*(?=$|[;&|)\n])",
+         _FORCE_MAIN),
     )
 )
 

@@ -10,6 +10,8 @@ Each flag switches on one way real servers go wrong:
     --ask             before answering a tools/call, send the client `ping`, `roots/list` and an
                       unknown request, each reusing the id of the call it is waiting on
     --hang-start      never answer initialize
+    --environ         also serve the tool `environ`: the server's environment, as the npm
+                      reference server's get-env tool answers
 
 Tools: echo (text back), crash (the process dies mid-call), hang (never answered),
 grow (adds the tool `extra` and sends notifications/tools/list_changed before its reply),
@@ -32,6 +34,7 @@ TOOLS = [
     {"name": "grow", "description": "Add a tool."},
     {"name": "deaf", "description": "Stop reading input."},
 ]
+ENVIRON = {"name": "environ", "description": "The server's environment.", "inputSchema": {"type": "object"}}
 EXTRA = {"name": "extra", "description": "Appears after grow.", "inputSchema": {"type": "object"}}
 
 
@@ -70,8 +73,9 @@ def main() -> None:
     parser.add_argument("--notify-early", action="store_true")
     parser.add_argument("--ask", action="store_true")
     parser.add_argument("--hang-start", action="store_true")
+    parser.add_argument("--environ", action="store_true")
     opts = parser.parse_args()
-    tools = list(TOOLS)
+    tools = list(TOOLS) + ([ENVIRON] if opts.environ else [])
     if opts.banner:
         print("bad server 0.1 starting up... (this line is not JSON)", flush=True)
         print("", flush=True)
@@ -127,6 +131,8 @@ def call(opts, tools: list, msg_id, params: dict) -> None:
         text = "grown"
     elif name == "extra":
         text = "extra ran"
+    elif name == "environ":
+        text = json.dumps(dict(os.environ))
     else:
         send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32602, "message": f"unknown tool {name}"}})
         return

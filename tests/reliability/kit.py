@@ -36,6 +36,12 @@ ROWS = {
     "sessions": ("Session ids and the sessions dir",
                  "fuzzed ids (tests/test_session.py, imported), fuzzed sessions-dir entries: links out, "
                  "dangling links, directories, odd names"),
+    "hostile": ("A hostile repository, through the command",
+                "its hooks and MCP servers before trust (with -p, --trust-project, the REPL's question, "
+                "a changed file), a .env that redirects the endpoint or moves the config dir, AGENTS.md "
+                "linked to /proc/self/environ or a FIFO, an MCP server reading the environment, escape "
+                "sequences in files and answers, the guard's variants of rm and force push, SIGTERM, "
+                "SIGHUP and a double Ctrl+C while a command runs"),
 }
 
 
