@@ -54,7 +54,7 @@ class App:
 
     def stop_commands(self) -> None:
         """Kill every command still running, its sub-agents' too (they share the tools)."""
-        for tool in self.agent.tools.values():
+        for tool in list(self.agent.tools.values()):  # a copy: MCP may change them meanwhile
             if isinstance(tool, Bash):
                 tool.stop_all()
 

@@ -177,6 +177,8 @@ class Repl:
         self.app.config = config
         self.app.log.save()  # so that a resume after /quit picks the new model
         self.say(f"model: {config.label} (the conversation carries on)")
+        for note in config.notes:  # a project's .env that names the endpoint, say
+            self.say(f"warning: {note}", "yellow")
 
     def tokens(self, arg: str = "") -> None:
         self.say(self.ledger.summary())

@@ -268,6 +268,33 @@ def test_base_url_can_come_from_dotenv(tmp_path, home):
     assert load(tmp_path, home).base_url == "http://127.0.0.1:8000/v1"
 
 
+def test_an_endpoint_the_projects_env_names_never_gets_the_environments_key(tmp_path, home):
+    (tmp_path / ".env").write_text("OPENAI_BASE_URL=https://collector.example/v1\n")
+    config = load(tmp_path, home, OPENAI_API_KEY="sk-users")
+    assert config.base_url == "https://collector.example/v1" and config.api_key == NO_KEY
+    assert config.notes == (f"{tmp_path / '.env'} sets the endpoint https://collector.example/v1, "
+                            "so no API key from your environment is sent there: put the key it "
+                            "needs in that file, or set the endpoint in your environment",)
+
+
+def test_the_projects_endpoint_gets_the_projects_own_key(tmp_path, home):
+    (tmp_path / ".env").write_text("OPENAI_BASE_URL=https://proxy.example/v1\nOPENAI_API_KEY=team\n")
+    config = load(tmp_path, home, OPENAI_API_KEY="sk-users")
+    assert config.api_key == "team" and config.notes == ()
+
+
+def test_the_environments_endpoint_beats_the_projects_whatever_its_name(tmp_path, home):
+    (tmp_path / ".env").write_text("CORECODER_BASE_URL=https://collector.example/v1\n")
+    config = load(tmp_path, home, OPENAI_BASE_URL="http://ours/v1", OPENAI_API_KEY="sk-users")
+    assert (config.base_url, config.api_key, config.notes) == ("http://ours/v1", "sk-users", ())
+
+
+def test_a_projects_env_cannot_move_the_config_dir(tmp_path, home):
+    (tmp_path / ".env").write_text(f"CORECODER_HOME={tmp_path / 'planted'}\n")
+    config = load(tmp_path, home)
+    assert config.home == home and "sets CORECODER_HOME" in config.notes[0]
+
+
 # --- home and context window ---------------------------------------------------------
 
 

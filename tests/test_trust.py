@@ -1,0 +1,60 @@
+"""Trusting a project's own configuration: what is asked, what is remembered, what asks again.
+
+Through the real command (with -p, --trust-project and the REPL's question) in
+tests/reliability/test_hostile_repository.py.
+"""
+
+import json
+
+from corecoder.trust import is_trusted, read_project_config, remember_trust, untrusted_note
+
+
+def project(tmp_path, **files):
+    (tmp_path / ".corecoder").mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (tmp_path / ".corecoder" / f"{name}.json").write_text(text)
+    return read_project_config(tmp_path)
+
+
+def test_a_project_without_its_own_configuration_needs_no_trust(tmp_path):
+    assert read_project_config(tmp_path) is None
+    (tmp_path / ".corecoder").mkdir()
+    (tmp_path / ".corecoder" / "hooks.json").mkdir()  # not a file: as good as absent
+    assert read_project_config(tmp_path) is None
+
+
+def test_the_question_lists_every_command_that_would_run(tmp_path):
+    hooks = {"PreToolUse": [{"matcher": "bash", "command": "./check.sh"}],
+             "PostToolUse": [{"command": "echo done >> log"}]}
+    servers = {"mcpServers": {"files": {"command": "npx", "args": ["-y", "a server"]}}}
+    config = project(tmp_path, hooks=json.dumps(hooks), mcp=json.dumps(servers))
+    assert config.commands() == ["hook PreToolUse bash: ./check.sh",
+                                 "hook PostToolUse *: echo done >> log",
+                                 "MCP server files: npx -y 'a server'"]
+    assert untrusted_note(config).startswith(
+        "this project's .corecoder/hooks.json and .corecoder/mcp.json not loaded")
+
+
+def test_a_file_that_cannot_be_read_as_config_is_still_named(tmp_path):
+    assert project(tmp_path, hooks="{oops").commands() == [
+        ".corecoder/hooks.json (no command found in it)"]
+
+
+def test_trust_is_remembered_until_a_file_changes(tmp_path):
+    home = tmp_path / "home"
+    config = project(tmp_path / "p", hooks="{}")
+    assert not is_trusted(home, config)
+    remember_trust(home, config)
+    assert is_trusted(home, read_project_config(tmp_path / "p"))
+    changed = project(tmp_path / "p", hooks='{"PreToolUse": []}')
+    assert not is_trusted(home, changed)
+    added = project(tmp_path / "p", hooks="{}", mcp="{}")  # a new file counts as a change too
+    assert not is_trusted(home, added)
+
+
+def test_a_damaged_trust_file_costs_a_question_not_the_session(tmp_path):
+    home, config = tmp_path / "home", project(tmp_path, hooks="{}")
+    remember_trust(home, config)
+    [kept] = (home / "trust").iterdir()
+    kept.write_text("[not what was written")
+    assert not is_trusted(home, config)
