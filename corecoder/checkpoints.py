@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import base64
 import json
+import stat
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from .calls import Gate
-from .files import atomic_write
+from .files import atomic_write, read_regular
 from .workspace import project_key, project_root
 
 try:
@@ -53,9 +54,12 @@ def snapshot(path: Path, limit: int = MAX_BYTES) -> Snapshot:
         st = path.stat()
     except (FileNotFoundError, NotADirectoryError):
         return Snapshot(False)
-    if st.st_size > limit:
+    if st.st_size > limit or not stat.S_ISREG(st.st_mode):  # a FIFO would never be read to its end
         return Snapshot(True, st.st_mode & 0o7777, None, st.st_size, st.st_mtime_ns)
-    return Snapshot(True, st.st_mode & 0o7777, path.read_bytes(), st.st_size)
+    try:
+        return Snapshot(True, st.st_mode & 0o7777, read_regular(path, limit), st.st_size)
+    except OSError:  # swapped or grown since the stat: not copied, like a file too large
+        return Snapshot(True, st.st_mode & 0o7777, None, st.st_size, st.st_mtime_ns)
 
 
 class CheckpointError(Exception):

@@ -20,6 +20,8 @@ def atomic_write(path: Path | str, data: bytes | str) -> None:
     path = Path(path)
     if path.is_symlink():  # os.replace would swap the link for a plain file: write where it points
         path = path.resolve()
+    if path.exists() and not path.is_file():  # a FIFO, a device: never replaced by a plain file
+        raise NotARegularFile(f"{path} is {kind(path.stat().st_mode)}, not a regular file")
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(data, str):
         data = data.encode("utf-8")
@@ -38,13 +40,22 @@ def atomic_write(path: Path | str, data: bytes | str) -> None:
         raise
 
 
+# The most a tool reads of one file: a log of gigabytes is grepped or read in pieces by bash.
+MAX_READ_BYTES = 64 << 20
+
+
 class NotARegularFile(OSError):
-    """A path that is a FIFO, a device, a socket or a directory: reading it could wait forever
-    or never end. The message says what it is."""
+    """A FIFO, a device, a socket or a directory: reading it could wait forever or never end."""
 
 
-def read_regular(path: Path | str, limit: int) -> bytes:
-    """At most `limit` bytes of the regular file at `path` (links followed), or NotARegularFile.
+class FileTooLarge(OSError):
+    """A file with more bytes than the reader takes."""
+
+
+def read_regular(path: Path | str, limit: int = MAX_READ_BYTES, *, head: bool = False) -> bytes:
+    """The bytes of the regular file at `path` (links followed); NotARegularFile for anything
+    else, FileTooLarge past `limit` bytes (`head`: its first `limit` bytes instead). The
+    messages say "it is ...", for the caller to name the file in its own words.
 
     Opened without blocking (a FIFO would wait for a writer that never comes), then checked on
     the open file itself, so a file swapped for a FIFO or a device in between is caught too."""
@@ -52,8 +63,11 @@ def read_regular(path: Path | str, limit: int) -> bytes:
     with os.fdopen(fd, "rb") as f:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotARegularFile(f"{path} is {kind(mode)}, not a regular file")
-        return f.read(limit)
+            raise NotARegularFile(f"it is {kind(mode)}, not a regular file")
+        data = f.read(limit if head else limit + 1)
+    if len(data) > limit:
+        raise FileTooLarge(f"it has more than {limit:,} bytes, the most read at once")
+    return data
 
 
 def kind(mode: int) -> str:

@@ -46,7 +46,7 @@ def project_instructions(cwd: Path, limit: int = LIMIT) -> str:
             parts.append(f"({shown} was not read: it links to outside the project)")
             continue
         try:  # 4 bytes a character at the most: never more than the room left
-            data = read_regular(path, 4 * room)
+            data = read_regular(path, 4 * room, head=True)
         except OSError as e:
             parts.append(f"({shown} was not read: {e.strerror or e})")
             continue

@@ -30,6 +30,7 @@ class _Partial:
     id: str | None
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+    size: int = 0  # characters in `arguments`: so a fragment need not join them to compare
 
     def text(self) -> str:
         return "".join(self.arguments)
@@ -48,6 +49,7 @@ class ToolCallAssembler:
             call.name = name
         if arguments and not self._is_repeat(call, arguments):
             call.arguments.append(arguments)
+            call.size += len(arguments)
 
     def _target(self, index: int | None, id: str | None) -> _Partial:
         if id and id in self.by_id:
@@ -66,7 +68,10 @@ class ToolCallAssembler:
 
     @staticmethod
     def _is_repeat(call: _Partial, arguments: str) -> bool:
-        """A first chunk sent twice repeats complete arguments: keep them once."""
+        """A first chunk sent twice repeats complete arguments: keep them once. (Only a fragment
+        as long as all before it can be one: the others cost no join, so reassembly is linear.)"""
+        if call.size != len(arguments):
+            return False
         so_far = call.text()
         return so_far == arguments and _is_json(so_far)
 

@@ -62,8 +62,9 @@ def read_project_config(root: Path) -> ProjectConfig | None:
         if path.is_file():
             try:
                 files[name] = read_regular(path, LIMIT)
-            except OSError:
-                continue  # swapped for something else since: as good as absent
+            except OSError as e:  # too large, say: still there, and still to be trusted
+                st = path.stat()
+                files[name] = f"{e}; {st.st_size} bytes at {st.st_mtime_ns}".encode()
     return ProjectConfig(Path(root), files) if files else None
 
 

@@ -19,7 +19,7 @@ import re
 from itertools import pairwise
 from pathlib import Path
 
-from ..files import atomic_write, looks_binary
+from ..files import atomic_write, looks_binary, read_regular
 from ..workspace import Workspace
 from .base import Tool, ToolError
 
@@ -123,7 +123,10 @@ def read_text(path: Path, shown: str) -> tuple[str, str]:
     if path.is_dir():
         raise ToolError(f"{shown} is a directory; edit_file edits one file (glob lists a "
                         "directory).")
-    data = path.read_bytes()
+    try:
+        data = read_regular(path)
+    except OSError as e:
+        raise ToolError(f"cannot edit {shown}: {e.strerror or e}") from e
     if looks_binary(data):
         raise ToolError(f"{shown} looks like a binary file; edit_file only edits text files.")
     try:

@@ -11,7 +11,7 @@ import difflib
 import os
 from pathlib import Path
 
-from ..files import looks_binary
+from ..files import looks_binary, read_regular
 from ..text import shorten
 from ..workspace import Workspace
 from .base import Tool, ToolError
@@ -98,7 +98,7 @@ def read_bytes(ws: Workspace, target: Path) -> bytes:
         raise ToolError(f"{shown} is a directory; use glob (e.g. pattern='*' with path='{shown}') "
                         "to list it")
     try:
-        return target.read_bytes()
+        return read_regular(target)
     except FileNotFoundError:
         pass
     except OSError as e:

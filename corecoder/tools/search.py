@@ -5,6 +5,11 @@ answer), not into symlinked directories (no loops), and not into the directories
 in SKIP_DIRS, where a project keeps what it did not write (a search root that is
 one of them is still searched). Both bound what they collect and say when they
 stopped early and why, so the model never mistakes a cut list for the whole.
+
+grep matches with the `regex` package, not `re`: the same syntax, and a timeout. Some
+patterns ((a|aa)+$, (a+)+$) backtrack for minutes on a line that almost matches, holding the
+GIL so that not even Ctrl+C is seen; no check of the pattern's text catches them all. A timeout
+does: a line that takes longer than MAX_MATCH_SECONDS stops the search, and says so.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import time
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from ..files import looks_binary
+from ..files import kind, looks_binary, read_regular
 from ..text import marker, shorten
 from ..workspace import Workspace
 from .base import Tool, ToolError
@@ -30,6 +35,7 @@ MAX_GREP_FILES = 5000
 MAX_GREP_MATCHES = 200
 MAX_GREP_SECONDS = 30
 MAX_GREP_LINE_CHARS = 400
+MAX_MATCH_SECONDS = 1.0  # on one line: a sane pattern takes microseconds
 
 
 def walk_files(root: Path):
@@ -137,11 +143,14 @@ class Grep(Tool):
             include: str | None = None) -> str:
         regex = compile_pattern(pattern)
         root = search_root(ws, path)
+        if not root.is_file() and not root.is_dir():
+            raise ToolError(f"{ws.show(root)} is {kind(root.stat().st_mode)}; grep searches "
+                            "files and folders")
         # A file named outright is searched whatever its name; in a folder, `include` picks.
         files = [root] if root.is_file() else (
             f for f in walk_files(root) if included(f.relative_to(root), include))
         matches: list[str] = []
-        scanned = binary = 0
+        scanned = binary = skipped = 0
         stopped = ""
         deadline = time.monotonic() + MAX_GREP_SECONDS
         for file in files:
@@ -154,15 +163,27 @@ class Grep(Tool):
                            "path or include")
                 break
             scanned += 1
-            try:
-                data = file.read_bytes()
-            except OSError:  # unreadable, or a broken link: nothing to search
+            try:  # a FIFO, a link to /dev/zero, a file of gigabytes: skipped, never waited on
+                data = read_regular(file)
+            except FileNotFoundError:  # a broken link, or gone since the walk
+                continue
+            except OSError:
+                skipped += 1
                 continue
             if looks_binary(data):
                 binary += 1
                 continue
             for number, line in enumerate(split_lines(data.decode("utf-8-sig", "replace")), 1):
-                if found := regex.search(line):
+                try:
+                    # concurrent: the match lets go of the GIL, so Ctrl+C and the other calls
+                    # go on meanwhile
+                    found = regex.search(line, timeout=MAX_MATCH_SECONDS, concurrent=True)
+                except TimeoutError:
+                    stopped = (f"stopped: the pattern took over {MAX_MATCH_SECONDS:g} s on line "
+                               f"{number} of {ws.show(file)}, backtracking; write it so that each "
+                               "character can match in one way only")
+                    break
+                if found:
                     if len(matches) == MAX_GREP_MATCHES:  # a match past the cap: now we know
                         stopped = (f"stopped at {len(matches)} matches; narrow the pattern, "
                                    "path or include")
@@ -171,9 +192,11 @@ class Grep(Tool):
             if stopped:
                 break
         if not matches:
-            skipped = f", binary files skipped: {binary}" if binary else ""
-            searched = f"files searched: {scanned}{skipped}"
-            matches = [f"no matches for {pattern!r} in {ws.show(root)} ({searched})"]
+            searched = f"files searched: {scanned}"
+            searched += f", binary files skipped: {binary}" if binary else ""
+            searched += f", not regular or too large: {skipped}" if skipped else ""
+            so_far = " before it stopped" if stopped else ""
+            matches = [f"no matches for {pattern!r} in {ws.show(root)}{so_far} ({searched})"]
         return "\n".join(matches + ([f"({stopped})"] if stopped else []))
 
 
@@ -184,7 +207,7 @@ def included(relative: Path, include: str | None) -> bool:
                               else fnmatchcase(relative.name, p) for p in expand_braces(include))
 
 
-def around(line: str, found: re.Match) -> str:
+def around(line: str, found) -> str:
     """A long line cut to a window that still shows the match (think minified JS)."""
     if len(line) <= MAX_GREP_LINE_CHARS or found.end() <= MAX_GREP_LINE_CHARS:
         return shorten(line, MAX_GREP_LINE_CHARS, tail=0)
@@ -195,23 +218,17 @@ def around(line: str, found: re.Match) -> str:
 
 # --- defences: what makes a search useless or endless ------------------------------------------
 
-# A repeated group whose body repeats too, like (a+)+ or (\w*)*: the classic catastrophic
-# backtracking shape. Python's re has no timeout, so such a pattern is refused before it can
-# hang the agent.
-NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)(?:[+*]|\{\d*,\d*\})")
+def compile_pattern(pattern: str):
+    import regex  # here: only grep needs it, and importing corecoder stays quick
 
-
-def compile_pattern(pattern: str) -> re.Pattern:
     if not pattern:
         raise ToolError("pattern is empty")
-    if NESTED_QUANTIFIER.search(pattern):
-        raise ToolError(f"{pattern!r} repeats a group that itself repeats, like (a+)+: such "
-                        "patterns can take exponential time on some lines. Write it without the "
-                        "nested repetition.")
-    try:
-        return re.compile(pattern)
-    except re.error as e:
-        raise ToolError(f"invalid regular expression {pattern!r}: {e}") from e
+    try:  # VERSION0: the syntax and meaning of Python's re
+        return regex.compile(pattern, regex.VERSION0)
+    except regex.error as e:
+        raise ToolError(f"invalid regular expression {shorten(pattern, 200)!r}: {e}") from e
+    except RecursionError:
+        raise ToolError("the regular expression nests its groups too deeply to read") from None
 
 
 def search_root(ws: Workspace, path: str | None) -> Path:

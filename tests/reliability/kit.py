@@ -42,6 +42,9 @@ ROWS = {
                 "linked to /proc/self/environ or a FIFO, an MCP server reading the environment, escape "
                 "sequences in files and answers, the guard's variants of rm and force push, SIGTERM, "
                 "SIGHUP and a double Ctrl+C while a command runs"),
+    "inputs": ("Strange files and patterns, through the command",
+               "read, edit, write and grep of a FIFO, /dev/zero and a link to it; a pattern that "
+               "backtracks on a line"),
 }
 
 

@@ -202,7 +202,7 @@ def content_cases() -> list[Case]:
         call("glob", {**VALID["glob"], "pattern": "z/" * (MB // 2) + "*.py"}, "pattern: 1 MB deep"),
         call("grep", {**VALID["grep"], "pattern": ""}, "pattern: empty"),
         call("grep", {**VALID["grep"], "pattern": "(unclosed"}, "pattern: invalid regex"),
-        call("grep", {**VALID["grep"], "pattern": "(a+)+$"}, "pattern: catastrophic backtracking"),
+        call("grep", {**VALID["grep"], "pattern": "[z-a]"}, "pattern: a reversed range"),
         call("grep", {**VALID["grep"], "pattern": "(" * MB}, "pattern: 1 MB invalid regex"),
         call("bash", {**VALID["bash"], "command": ""}, "command: empty"),
         call("bash", {**VALID["bash"], "command": "  \n "}, "command: whitespace only"),

@@ -1,0 +1,72 @@
+"""Strange files and patterns, through the command: each gets one clear line, and nothing hangs.
+
+A hang fails here by the command's own timeout (60 s in helpers.corecoder), never by CI's.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from corecoder.testing import ScriptServer
+from helpers import corecoder, environment
+
+pytestmark = [pytest.mark.row("inputs"),
+              pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and /dev/zero")]
+
+
+def call(name: str, **arguments) -> dict:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def strange_project(tmp_path: Path) -> Path:
+    """A project with a FIFO nobody writes to, a link to an endless device, and a normal file."""
+    root = tmp_path / "project"
+    root.mkdir()
+    os.mkfifo(root / "pipe")
+    (root / "zeros").symlink_to("/dev/zero")
+    (root / "notes.txt").write_text("a line to find\n" + "a" * 60 + "!\n")
+    return root
+
+
+CALLS = {  # (the call, what its result must start with)
+    "read a FIFO": (call("read_file", path="pipe"),
+                    "read_file failed: cannot read pipe: it is a FIFO (a named pipe), not a regular file"),
+    "read /dev/zero": (call("read_file", path="/dev/zero"),
+                       "read_file failed: cannot read /dev/zero: it is a device, not a regular file"),
+    "read a link to /dev/zero": (call("read_file", path="zeros"),
+                                 "read_file failed: cannot read zeros: it is a device"),
+    "edit a FIFO": (call("edit_file", path="pipe", old_string="a", new_string="b"),
+                    "edit_file failed: cannot edit pipe: it is a FIFO"),
+    "write over a FIFO": (call("write_file", path="pipe", content="x"),
+                          "write_file failed: cannot write pipe: "),
+    "grep a tree with both": (call("grep", pattern="line to find"),
+                              "notes.txt:1: a line to find"),
+    "grep a FIFO": (call("grep", pattern="x", path="pipe"),
+                    "grep failed: pipe is a FIFO (a named pipe); grep searches files and folders"),
+    "a pattern that backtracks": (call("grep", pattern="(a|aa)+$", path="notes.txt"),
+                                  "no matches for '(a|aa)+$' in notes.txt before it stopped (files "
+                                  "searched: 1)\n(stopped: the pattern took over 1 s on line 2 of "
+                                  "notes.txt"),
+}
+
+
+@pytest.mark.cases(len(CALLS))
+def test_fifos_devices_and_backtracking_patterns_get_one_line_each(tmp_path):
+    root = strange_project(tmp_path)
+    script = [turn for turn, _ in CALLS.values()] + ["done"]
+    started = time.monotonic()
+    with ScriptServer(script) as server:
+        run = corecoder("-p", "try them all", "--yes", cwd=root, env=environment(server, tmp_path))
+    assert run.returncode == 0 and run.stdout == "done\n", run.stderr
+    assert time.monotonic() - started < 30
+    results = [m["content"] for m in server.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    for (name, (_, expected)), result in zip(CALLS.items(), results, strict=True):
+        assert result.startswith(expected), (name, result)
+        assert "\n" not in result or name.startswith(("grep", "a pattern")), (name, result)
+    assert stat.S_ISFIFO((root / "pipe").stat().st_mode)  # still a FIFO: never replaced
