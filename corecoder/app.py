@@ -139,8 +139,10 @@ def connect(config: Config):
     """The real client for a config: how the command starts, and how /model switches."""
     from .llm import LLM
 
+    limits = {name: getattr(config, name) for name in ("idle_timeout", "reply_timeout")
+              if getattr(config, name) is not None}
     return LLM(config.model, base_url=config.base_url, api_key=config.api_key, stream=config.stream,
-               keep_reasoning=config.provider.reasoning_in_history)
+               keep_reasoning=config.provider.reasoning_in_history, **limits)
 
 
 def count_usage(ledger: Ledger, event) -> None:

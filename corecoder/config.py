@@ -74,6 +74,8 @@ class Config:
     context_window: int | None = None
     stream: bool = True  # CORECODER_STREAM=0 for a server that can't stream
     notes: tuple[str, ...] = ()  # what the user should know about these settings
+    idle_timeout: float | None = None  # seconds; None: the client's default (llm.IDLE_TIMEOUT)
+    reply_timeout: float | None = None  # seconds for a whole reply (llm.REPLY_TIMEOUT)
 
     @property
     def label(self) -> str:
@@ -161,7 +163,9 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
         base_url=override or provider.base_url,
         api_key=api_key,
         home=_home(env),
-        context_window=_context_window(settings),
+        context_window=_positive(settings, "CORECODER_CONTEXT_WINDOW", int, "tokens"),
+        idle_timeout=_positive(settings, "CORECODER_IDLE_TIMEOUT", float, "seconds"),
+        reply_timeout=_positive(settings, "CORECODER_REPLY_TIMEOUT", float, "seconds"),
         stream=(provider.stream
                 and _get(settings, "CORECODER_STREAM") not in ("0", "false", "no", "off")),
         notes=tuple(notes),
@@ -195,18 +199,18 @@ def _home(settings: Mapping[str, str]) -> Path:
     return (Path(user_home) if user_home else Path.home()) / ".corecoder"
 
 
-def _context_window(settings: Mapping[str, str]) -> int | None:
-    raw = _get(settings, "CORECODER_CONTEXT_WINDOW")
+def _positive(settings: Mapping[str, str], name: str, kind: type, unit: str):
+    """The setting `name` as a positive int or float, None when unset; ConfigError otherwise."""
+    raw = _get(settings, name)
     if raw is None:
         return None
     try:
-        tokens = int(raw.replace("_", "").replace(",", ""))
+        value = kind(raw.replace("_", "").replace(",", ""))
     except ValueError:
-        tokens = 0
-    if tokens <= 0:
-        raise ConfigError("CORECODER_CONTEXT_WINDOW must be a positive number of tokens, "
-                          f"got {raw!r}")
-    return tokens
+        value = 0
+    if not 0 < value < float("inf"):
+        raise ConfigError(f"{name} must be a positive number of {unit}, got {raw!r}")
+    return value
 
 
 def require_key(config: Config) -> None:

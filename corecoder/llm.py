@@ -9,6 +9,9 @@ networks and real providers throw at a client:
     retries       connection errors, timeouts, 408/409/425/429/5xx and a stream that
                   dies mid-way are retried with exponential backoff and jitter,
                   honouring Retry-After; text already shown is not shown twice
+    time limits   a server that sends nothing for `idle_timeout` seconds has failed (and is
+                  retried); a reply that takes longer than `reply_timeout`, its retries
+                  included, is given up, so a stream that never finishes ends too
     adaptation    a provider that rejects `stream_options`, `max_tokens` or
                   `temperature` is asked again without it, and that is remembered
     clear errors  a bad key, an unknown model, a context overflow: a ModelError that
@@ -43,10 +46,15 @@ def usage_of(raw) -> Usage:
     return Usage(raw.prompt_tokens or 0, raw.completion_tokens or 0, cached)
 
 
+IDLE_TIMEOUT = 60.0  # seconds without a byte from the server: the connection has failed
+REPLY_TIMEOUT = 600.0  # seconds for one whole reply, its retries included
+
+
 class LLM:
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  stream: bool = True, keep_reasoning: bool = False, max_attempts: int = 4,
-                 timeout: float = 120.0, max_tokens: int | None = None,
+                 idle_timeout: float = IDLE_TIMEOUT, reply_timeout: float = REPLY_TIMEOUT,
+                 max_tokens: int | None = None,
                  temperature: float | None = None, sleep: Callable[[float], None] = time.sleep,
                  seed: int | None = None):
         self.model = model
@@ -55,7 +63,7 @@ class LLM:
         self.stream = stream
         self.keep_reasoning = keep_reasoning  # DeepSeek, Kimi want it back (Reply.message)
         self.max_attempts = max_attempts
-        self.timeout = timeout
+        self.idle_timeout, self.reply_timeout = idle_timeout, reply_timeout
         self.options = {k: v for k, v in (("max_tokens", max_tokens), ("temperature", temperature))
                         if v is not None}
         self.stream_options = True  # set to False for good if the provider rejects it
@@ -70,20 +78,22 @@ class LLM:
 
             # max_retries=0: the retries are ours (below), and they know what was shown already
             self._client = openai.OpenAI(api_key=self.api_key or "not-needed", max_retries=0,
-                                         base_url=self.base_url, timeout=self.timeout)
+                                         base_url=self.base_url, timeout=self.idle_timeout)
         return self._client
 
     def chat(self, messages: list[dict], tools: list[dict] | None = None,
              emit: Callable | None = None) -> Reply:
         shown = Shown(emit or (lambda event: None))
-        attempt = 1
+        attempt, deadline = 1, time.monotonic() + self.reply_timeout
         while True:
             try:
-                return self.once(messages, tools, shown)
+                return self.once(messages, tools, shown, deadline)
             except Exception as error:
                 if self.adapt(error):
                     continue  # the same attempt, asked the way this provider accepts
                 delay = self.retry_delay(error, attempt)
+                if delay is not None and time.monotonic() + delay > deadline:
+                    delay = None  # no time left for another try
                 if delay is None:
                     raise self.explain(error, attempt) from error
                 shown.emit(Retrying(attempt, delay, describe(error)))
@@ -91,10 +101,11 @@ class LLM:
                 attempt += 1
                 shown.retried()
 
-    def once(self, messages: list[dict], tools: list[dict] | None, shown: Shown) -> Reply:
-        """One request, its reply put together from the chunks of the stream. (A server that
-        cannot stream sends the reply whole: read as a stream of one chunk, its message the
-        delta.)"""
+    def once(self, messages: list[dict], tools: list[dict] | None, shown: Shown,
+             deadline: float = float("inf")) -> Reply:
+        """One request, its reply put together from the chunks of the stream, by `deadline`
+        (time.monotonic). (A server that cannot stream sends the reply whole: read as a stream
+        of one chunk, its message the delta.)"""
         params = {"model": self.model, "messages": messages, **self.options}
         if tools:
             params["tools"] = tools
@@ -106,6 +117,12 @@ class LLM:
         text, reasoning, calls, think = [], [], ToolCallAssembler(), ThinkSplitter()
         usage, finished = None, False
         for chunk in response if self.stream else [response]:
+            if time.monotonic() > deadline:
+                if self.stream:
+                    response.close()
+                raise ReplyTooSlow(f"the reply went on for more than {self.reply_timeout:g} s "
+                                   "without finishing, so it was given up (the limit is "
+                                   "CORECODER_REPLY_TIMEOUT)")
             if getattr(chunk, "usage", None):
                 usage = usage_of(chunk.usage)
             for choice in chunk.choices or []:
@@ -160,6 +177,8 @@ class LLM:
         code, why = status(error), detail(error)
         where = self.base_url or "the OpenAI API"
         from_api = type(error).__module__.startswith("openai")
+        if isinstance(error, ReplyTooSlow):
+            return ModelError(str(error))
         if code is None and not transient(error) and not from_api:
             return error  # not an API problem: a bug to see as it is
         if code in (401, 403):
@@ -174,6 +193,9 @@ class LLM:
         if code is not None and code < 500 and code not in RETRY_STATUS:
             return ModelError(f"{where} refused the request ({code}): {why}")
         tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+        if type(error).__name__ in ("APITimeoutError", "ReadTimeout"):
+            return ModelError(f"gave up on {where} after {tries}: it sent nothing for "
+                              f"{self.idle_timeout:g} s (the limit is CORECODER_IDLE_TIMEOUT)")
         return ModelError(f"gave up on {where} after {tries}: {describe(error)}")
 
 
@@ -184,6 +206,10 @@ CONTEXT_OVERFLOW = re.compile(r"context[ _]length|maximum context|too many token
 
 class StreamDropped(Exception):
     """The stream ended before the reply was complete (no finish_reason)."""
+
+
+class ReplyTooSlow(Exception):
+    """A reply took longer than its time limit: not worth another try."""
 
 
 class Shown:

@@ -417,11 +417,12 @@ def test_a_scripted_model_without_http_plays_the_same_script_faults_included():
 
     passing = [{"fault": name} for name, fault in FAULTS.items() if fault.raises is None]
     with ScriptServer([*passing, "done"]) as server:
-        llm = LLM("scripted", base_url=server.base_url, api_key="x", sleep=lambda s: None, max_attempts=9)
+        llm = LLM("scripted", base_url=server.base_url, api_key="x", sleep=lambda s: None, max_attempts=9,
+                  idle_timeout=0.5)  # a stall ends in half a second
         assert llm.chat([user("a")]).text == FaultyScriptedLLM([*passing, "done"]).chat([user("a")]).text == "done"
     for name, fault in FAULTS.items():
         if fault.raises is not None:
             with ScriptServer([{"fault": name}]) as server, pytest.raises(type(fault.raises())):
-                LLM("scripted", base_url=server.base_url, api_key="x").chat([user("a")])
+                LLM("scripted", base_url=server.base_url, api_key="x", reply_timeout=1).chat([user("a")])
             with pytest.raises(type(fault.raises())):
                 FaultyScriptedLLM([{"fault": name}]).chat([user("a")])

@@ -8,8 +8,12 @@ up seeing it: a passing fault is skipped (a retry got past it) and reported as a
 `Retrying` event; a lasting one raises what the client raises.
 
     passing   rate_limit 429, server_error 500, overloaded 529,
-              drop (the connection dies mid-stream), error_event (an error inside the stream)
-    lasting   auth 401, bad_request 400, context_length 400 (the request is too long)
+              drop (the connection dies mid-stream), error_event (an error inside the stream),
+              stall (half the stream, then silence: the client's idle limit ends the try)
+    lasting   auth 401, bad_request 400, context_length 400 (the request is too long),
+              endless (text that never finishes: the client's limit for a reply ends it)
+
+stall and endless break streamed replies only; a request without streaming gets its reply.
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ FAULTS = {
     "overloaded": Fault(529, error_body("Overloaded", "overloaded_error")),
     "drop": Fault(None, None),  # half the stream, then the connection closes
     "error_event": Fault(None, None),  # half the stream, then an error event in it
+    "stall": Fault(None, None),  # half the stream, then silence: the client's idle limit ends it
+    # text that never finishes, until the client's limit for a whole reply gives it up
+    "endless": Fault(None, None, lambda: ModelError("the reply went on past its time limit "
+                                                    "(scripted)")),
     "auth": Fault(401, error_body("Incorrect API key provided", code="invalid_api_key"),
                   lambda: ModelError("the provider rejected the API key (401, scripted)")),
     "bad_request": Fault(400, error_body("Bad request"),

@@ -19,7 +19,9 @@ import argparse
 import contextlib
 import json
 import re
+import select
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -32,6 +34,7 @@ QUIRKS = ("standard", "repeat_first", "shared_index", "null_index", "stray_index
 REASONING_FIELDS = ("reasoning_content", "reasoning", "think_tags")
 # characters of tool-call arguments per streamed chunk: small, so reassembly is exercised
 FRAGMENT = 7
+HOLD_SECONDS = 120  # the most a stalled or endless stream holds its connection
 
 
 class ScriptServer:
@@ -161,6 +164,19 @@ class _Handler(BaseHTTPRequestHandler):
         half = chunks[: max(1, len(chunks) // 2)]
         if fault == "drop":  # half the reply, then the socket closes
             return self._send_stream(half, done=False)
+        if fault == "stall":  # half the reply, then nothing, with the connection held open
+            self._send_stream(half, done=False)
+            select.select([self.connection], [], [], HOLD_SECONDS)  # until the client hangs up
+            return None
+        if fault == "endless":  # half the reply, then a character at a time, never finishing
+            self._send_stream(half, done=False)
+            more = {**_chunk_head(cid, model),
+                    "choices": [{"index": 0, "delta": {"content": "."}, "finish_reason": None}]}
+            with contextlib.suppress(OSError):  # the client hung up
+                for _ in range(int(HOLD_SECONDS * 100)):
+                    self._event(json.dumps(more))
+                    time.sleep(0.01)
+            return None
         # half the reply, then an error inside the stream (OpenRouter does this)
         if fault == "error_event":
             return self._send_stream([*half, error_body("Upstream provider error mid-stream",
@@ -187,10 +203,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_head(200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                               "Transfer-Encoding": "chunked"})
         for event in [json.dumps(c) for c in chunks] + (["[DONE]"] if done else []):
-            data = f"data: {event}\n\n".encode()
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self._event(event)
         if done:
             self.wfile.write(b"0\r\n\r\n")
+
+    def _event(self, event: str) -> None:
+        data = f"data: {event}\n\n".encode()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
 
     def _not_found(self, method: str) -> None:
         self._send_json(404, error_body(f"Invalid URL ({method} {self.path})"))

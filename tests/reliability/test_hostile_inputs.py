@@ -70,3 +70,27 @@ def test_fifos_devices_and_backtracking_patterns_get_one_line_each(tmp_path):
         assert result.startswith(expected), (name, result)
         assert "\n" not in result or name.startswith(("grep", "a pattern")), (name, result)
     assert stat.S_ISFIFO((root / "pipe").stat().st_mode)  # still a FIFO: never replaced
+
+
+# Streams are bounded: an idle one fails, an endless one is given up, each within its setting
+
+
+@pytest.mark.cases(3)
+def test_a_silent_stream_is_retried_and_an_endless_one_given_up_within_their_limits(tmp_path):
+    limits = {"CORECODER_IDLE_TIMEOUT": "0.5", "CORECODER_REPLY_TIMEOUT": "3"}
+    with ScriptServer([{"fault": "stall"}, "answered after the stall"]) as server:
+        run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path, **limits))
+    assert run.returncode == 0 and run.stdout == "answered after the stall\n"
+    assert "retrying in" in run.stderr
+    started = time.monotonic()
+    with ScriptServer([{"fault": "endless"}]) as server:
+        run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path, **limits))
+    assert run.returncode == 1 and time.monotonic() - started < 20
+    assert run.stderr.splitlines()[-1] == (
+        "error: the reply went on for more than 3 s without finishing, so it was given up (the "
+        "limit is CORECODER_REPLY_TIMEOUT)")
+    with ScriptServer([{"fault": "stall"}] * 4) as server:
+        run = corecoder("-p", "hi", cwd=tmp_path,
+                        env=environment(server, tmp_path, CORECODER_IDLE_TIMEOUT="0.3"))
+    assert run.returncode == 1 and run.stderr.splitlines()[-1].endswith(
+        "after 4 attempts: it sent nothing for 0.3 s (the limit is CORECODER_IDLE_TIMEOUT)")
