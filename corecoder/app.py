@@ -30,8 +30,8 @@ from .trace import Printer, printable
 from .trust import is_trusted, read_project_config, remember_trust, untrusted_note
 from .workspace import project_root
 
-# What ends a task with a message instead of a traceback: the model gave up for good,
-# a script ran out, or a history the API would reject. Anything else is a bug to see.
+# What ends a task with a message: the model gave up for good, a script ran out, or a history
+# the API would reject. Anything else is a bug: said in one line too (`unexpected`).
 FAILURES = (ModelError, ScriptError, IllegalHistory)
 # What stops the command from starting, said in one line: a setting, a hooks or mcp.json
 # file, a session id.
@@ -145,6 +145,12 @@ def connect(config: Config):
                keep_reasoning=config.provider.reasoning_in_history, **limits)
 
 
+def unexpected(error: Exception) -> str:
+    """A bug, in one line a user can report."""
+    return (f"unexpected {type(error).__name__}: {error} (a bug in corecoder: please report it; "
+            "the session is saved)")
+
+
 def count_usage(ledger: Ledger, event) -> None:
     """Every model call's usage, the sub-agents' included, priced at its own model's rate."""
     while isinstance(event, WorkerEvent):
@@ -166,6 +172,9 @@ def run_once(app: App, prompt: str) -> int:
         return 130
     except FAILURES as e:
         progress.line(f"error: {e}")
+        return 1
+    except Exception as e:  # a bug: one line, not a traceback; the session is on disk
+        progress.line(f"error: {unexpected(e)}")
         return 1
     finally:
         app.stop()

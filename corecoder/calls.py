@@ -28,7 +28,7 @@ from pathlib import Path
 from .events import ToolCallFinished, ToolCallStarted
 from .files import atomic_write
 from .messages import ToolCall
-from .text import shorten
+from .text import shorten, valid_text
 from .tools.base import Tool, ToolError, problems
 from .workspace import Workspace, project_root
 
@@ -97,7 +97,9 @@ def perform(agent, job: Job, workspace: Workspace) -> str:
             result, status = f"{job.tool.name} failed: {e}", "failed"
         except Exception as e:  # a bug or a surprise in the tool: still just a result
             result, status = f"{job.tool.name} failed: {_error(e)}", "failed"
-    result = shorten(result, OUTPUT_LIMIT)  # a refusal or failure quoting a huge argument, say
+    # bounded (a refusal or failure quoting a huge argument, say), and never a text that no
+    # request could carry (a file name that is not UTF-8)
+    result = valid_text(shorten(result, OUTPUT_LIMIT))
     if job.refusal is None:
         for gate in agent.gates:
             try:
@@ -138,6 +140,8 @@ def parse_arguments(text: str) -> tuple[dict | None, str]:
     except json.JSONDecodeError as e:
         where = f"{e.msg} at position {e.pos}"
         return None, f"the arguments are not valid JSON ({where}): {text[:200]!r}"
+    except RecursionError:
+        return None, "the arguments nest too deeply to read: send a flatter JSON object"
     if not isinstance(args, dict):
         return None, f"the arguments must be a JSON object, got {type(args).__name__}"
     return args, ""
@@ -163,7 +167,7 @@ def bound(text: str, workspace: Workspace, limit: int = OUTPUT_LIMIT) -> str:
     if len(text) <= limit:
         return text
     folder = project_root(workspace.cwd) / OUTPUTS
-    data = text.encode("utf-8", "replace")  # a lone surrogate (from a server's JSON) becomes "?"
+    data = valid_text(text).encode("utf-8")
     path = folder / f"{hashlib.sha256(data).hexdigest()[:16]}.txt"  # same text, same file
     try:
         if not folder.is_dir():

@@ -42,7 +42,7 @@ def load_hooks(*paths: Path) -> dict[str, list[dict]]:
             continue
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # (nested past Python's stack: the latter)
             raise HookError(f"{path}: not valid JSON ({e})") from None
         for event in EVENTS:
             for i, hook in enumerate(data.get(event, []) if isinstance(data, dict) else []):

@@ -200,8 +200,11 @@ class LLM:
 
 
 RETRY_STATUS = {408, 409, 425, 429}  # and every 5xx
-CONTEXT_OVERFLOW = re.compile(r"context[ _]length|maximum context|too many tokens|context window",
-                              re.I)
+# "Too long", in each provider's words: OpenAI's (and its error code), Anthropic's "prompt is too
+# long: N tokens > M maximum", Gemini's "The input token count (N) exceeds the maximum number of
+# tokens allowed", and the usual others.
+CONTEXT_OVERFLOW = re.compile(r"context[ _]length|maximum context|too many tokens|context window"
+                              r"|prompt is too long|input token count.*exceeds", re.I)
 
 
 class StreamDropped(Exception):

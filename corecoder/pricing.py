@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from math import inf
 from pathlib import Path
 from types import MappingProxyType
 
@@ -56,6 +57,8 @@ def read_prices(path: Path) -> dict[str, Price]:
     except json.JSONDecodeError as e:
         raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno}, "
                           f"column {e.colno}") from e
+    except RecursionError:
+        raise ConfigError(f"{path} is nested too deeply to read") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must be a JSON object mapping model names to prices")
     return {model: _price(path, model, entry) for model, entry in data.items()}
@@ -75,8 +78,9 @@ def _price(path: Path, model: str, entry: object) -> Price:
     for name, value in entry.items():
         if name == "cached_input" and value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ConfigError(f"{where}: {name!r} must be a non-negative number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < inf:
+            raise ConfigError(f"{where}: {name!r} must be a finite, non-negative number, "
+                              f"got {value!r}")
     return Price(**entry)
 
 

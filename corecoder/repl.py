@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
-from .app import FAILURES, connect
+from .app import FAILURES, connect, unexpected
 from .checkpoints import snapshot
 from .files import looks_binary
 from .render import Renderer
@@ -120,6 +120,8 @@ class Repl:
             outcome = ("interrupted", "yellow")
         except FAILURES as e:
             outcome = (f"error: {e}", "bold red")
+        except Exception as e:  # a bug: say it in a line, and keep the conversation going
+            outcome = (f"error: {unexpected(e)}", "bold red")
         finally:
             self.renderer.close()  # freeze a half-streamed answer before saying anything under it
         if outcome:

@@ -14,6 +14,23 @@ full output is in .corecoder/outputs/3f2a.txt ...]`.
 from __future__ import annotations
 
 
+def valid_text(text: str) -> str:
+    """`text` as UTF-8 can carry it. A file name or output that is not UTF-8 reaches Python as
+    lone surrogates, which no request can encode: one in the history would fail every request
+    after it. Each byte that was not UTF-8 becomes �."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape" if _escaped(text) else "surrogatepass") \
+            .decode("utf-8", "replace")
+
+
+def _escaped(text: str) -> bool:
+    """Are its surrogates all of the kind that stand for undecodable bytes (U+DC80..U+DCFF)?"""
+    return all("\udc80" <= c <= "\udcff" for c in text if "\ud800" <= c <= "\udfff")
+
+
 def marker(count: int, unit: str = "characters", note: str = "") -> str:
     """`[... 1,234 characters cut ...]`, or `[... 1,234 characters cut; NOTE ...]`."""
     return f"[... {count:,} {unit} cut{'; ' + note if note else ''} ...]"

@@ -329,6 +329,20 @@ def test_a_model_error_is_shown_and_the_repl_carries_on(repl):
     assert "Back again." in out.getvalue()
 
 
+def test_a_bug_in_a_turn_is_one_line_and_the_repl_keeps_the_conversation(repl):
+    def breaks_once(messages, tools):
+        if len(messages) == 2:
+            raise RuntimeError("a bug in a plug-in")
+        return "Back again."
+
+    shell, out = repl(FunctionLLM(breaks_once), "hi", "hi again")
+    shell.run()
+    assert ("error: unexpected RuntimeError: a bug in a plug-in (a bug in corecoder: please report "
+            "it; the session is saved)") in " ".join(out.getvalue().split())  # as one line, unwrapped
+    assert "Back again." in out.getvalue() and "Traceback" not in out.getvalue()
+    check_history(shell.agent.messages)
+
+
 def test_model_shows_and_switches_the_model_keeping_the_conversation(tmp_path, repl):
     script = ["First answer.", "Second answer."]
     with ScriptServer(script, model="scripted") as server:

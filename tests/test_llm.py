@@ -163,6 +163,26 @@ def test_a_context_overflow_is_its_own_error_so_the_agent_can_compact():
             ask(client(server)[0])
 
 
+class Rejected(Exception):
+    """A 400 as the openai client raises it: a status and the provider's error body."""
+
+    status_code = 400
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.body = {"error": {"message": message}}
+
+
+@pytest.mark.parametrize("words", [
+    "This model's maximum context length is 8192 tokens.",  # OpenAI
+    "prompt is too long: 215000 tokens > 200000 maximum",  # Anthropic's compatible endpoint
+    "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",  # Gemini
+])
+def test_a_context_overflow_is_known_in_each_providers_words(words):
+    llm = LLM("m", api_key="x")
+    assert isinstance(llm.explain(Rejected(words), 1), ContextTooLong) and not llm.adapt(Rejected(words))
+
+
 def test_an_unreachable_server_fails_with_a_clear_error_after_retries():
     llm = LLM("m", base_url="http://127.0.0.1:9/v1", api_key="x", sleep=lambda s: None, max_attempts=2)
     with pytest.raises(ModelError, match="gave up on http://127.0.0.1:9/v1 after 2 attempts"):

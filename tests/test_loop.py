@@ -214,7 +214,7 @@ def test_a_huge_result_with_a_lone_surrogate_is_still_kept(tmp_path):
     text = json.loads('"' + "x" * 25_000 + '\\udc80"')  # what an MCP server's JSON may hold
     result = bound(text, Workspace(tmp_path))
     saved = result.split("the full output is in ")[1].split(" ...]")[0]
-    assert (tmp_path / saved).read_text(encoding="utf-8") == "x" * 25_000 + "?"
+    assert (tmp_path / saved).read_text(encoding="utf-8") == "x" * 25_000 + "\ufffd"
 
 
 def test_two_agents_share_nothing(tmp_path):

@@ -115,9 +115,9 @@ def test_malformed_json_names_the_file_and_the_place(tmp_path):
     ([1, 2], "must be a JSON object"),
     ({"m": 3}, "must be an object"),
     ({"m": {"input": 1}}, "missing 'output'"),
-    ({"m": {"input": -1, "output": 1}}, "'input' must be a non-negative number"),
-    ({"m": {"input": "1", "output": 1}}, "'input' must be a non-negative number"),
-    ({"m": {"input": 1, "output": True}}, "'output' must be a non-negative number"),
+    ({"m": {"input": -1, "output": 1}}, "'input' must be a finite, non-negative number"),
+    ({"m": {"input": "1", "output": 1}}, "'input' must be a finite, non-negative number"),
+    ({"m": {"input": 1, "output": True}}, "'output' must be a finite, non-negative number"),
     ({"m": {"input": 1, "output": 2, "cache_input": 0.1}}, "unknown field 'cache_input'"),
 ])
 def test_a_bad_entry_names_the_file_the_model_and_the_problem(tmp_path, data, problem):

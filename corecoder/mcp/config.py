@@ -48,6 +48,8 @@ def read_mcp_json(path: Path) -> dict[str, ServerSpec]:
     except json.JSONDecodeError as e:
         where = f"{e.msg} at line {e.lineno}, column {e.colno}"
         raise MCPConfigError(f"{path}: not valid JSON: {where}") from None
+    except RecursionError:
+        raise MCPConfigError(f"{path}: nested too deeply to read") from None
     servers = data.get("mcpServers", {}) if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         shape = '{"mcpServers": {name: {"command": ..., "args": [...]}}}'

@@ -39,25 +39,56 @@ MAX_MATCH_SECONDS = 1.0  # on one line: a sane pattern takes microseconds
 
 
 def walk_files(root: Path):
-    """Every file under `root`, in sorted order, skipping SKIP_DIRS below the root."""
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        for name in sorted(files):
-            yield Path(folder, name)
+    """Every file under `root`, in sorted order, skipping SKIP_DIRS below the root: a folder's
+    files, then each of its folders in turn. With a stack, not recursion, so a tree 1,200 deep
+    is walked like any other; a link to a folder is not followed (no loops)."""
+    folders = [Path(root)]
+    while folders:
+        folder = folders.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:  # unreadable, or gone since it was listed
+            continue
+        dirs = []
+        for entry in entries:
+            if not _is_dir(entry):
+                yield Path(folder, entry.name)
+            elif entry.name not in SKIP_DIRS and not entry.is_symlink():
+                dirs.append(Path(folder, entry.name))
+        folders.extend(reversed(dirs))  # the first folder is walked next
 
 
 def path_matches(parts: list[str], pattern_parts: list[str]) -> bool:
     """Does a relative path (split on /) match a pattern (split on /)?
 
     Each pattern part matches one path part (`*`, `?`, `[ab]` never cross a /),
-    except `**`, which matches any number of whole parts, none included.
+    except `**`, which matches any number of whole parts, none included. Read part by part,
+    keeping every place in the pattern the path so far could have reached: the work is the
+    path's length times the pattern's, however many `**` it has.
     """
-    if not pattern_parts:
-        return not parts
-    first, rest = pattern_parts[0], pattern_parts[1:]
-    if first == "**":
-        return any(path_matches(parts[i:], rest) for i in range(len(parts) + 1))
-    return bool(parts) and fnmatchcase(parts[0], first) and path_matches(parts[1:], rest)
+    places = _past_stars({0}, pattern_parts)
+    for part in parts:
+        after = set()
+        for i in places:
+            if i == len(pattern_parts):
+                continue  # the pattern is used up, the path is not
+            if pattern_parts[i] == "**":
+                after.add(i)  # it takes this part too, and may take more
+            elif fnmatchcase(part, pattern_parts[i]):
+                after.add(i + 1)
+        places = _past_stars(after, pattern_parts)
+    return len(pattern_parts) in places
+
+
+def _past_stars(places: set[int], pattern_parts: list[str]) -> set[int]:
+    """With each place at a `**`, the places after it too: `**` may match no part at all."""
+    todo = list(places)
+    while todo:
+        i = todo.pop()
+        if i < len(pattern_parts) and pattern_parts[i] == "**" and i + 1 not in places:
+            places.add(i + 1)
+            todo.append(i + 1)
+    return places
 
 
 def expand_braces(pattern: str) -> list[str]:
@@ -229,6 +260,13 @@ def compile_pattern(pattern: str):
         raise ToolError(f"invalid regular expression {shorten(pattern, 200)!r}: {e}") from e
     except RecursionError:
         raise ToolError("the regular expression nests its groups too deeply to read") from None
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()  # a link to a folder counts as one, as os.walk counts it
+    except OSError:
+        return False
 
 
 def search_root(ws: Workspace, path: str | None) -> Path:

@@ -42,9 +42,11 @@ ROWS = {
                 "linked to /proc/self/environ or a FIFO, an MCP server reading the environment, escape "
                 "sequences in files and answers, the guard's variants of rm and force push, SIGTERM, "
                 "SIGHUP and a double Ctrl+C while a command runs"),
-    "inputs": ("Strange files and patterns, through the command",
+    "inputs": ("Strange files, patterns and providers, through the command",
                "read, edit, write and grep of a FIFO, /dev/zero and a link to it; a pattern that "
-               "backtracks on a line"),
+               "backtracks on a line; a stream that stalls or never ends; config files nested "
+               "100,000 deep or priced NaN; a file name that is not UTF-8; arguments nested 10,000 "
+               "deep"),
 }
 
 

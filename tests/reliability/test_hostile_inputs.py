@@ -94,3 +94,59 @@ def test_a_silent_stream_is_retried_and_an_endless_one_given_up_within_their_lim
                         env=environment(server, tmp_path, CORECODER_IDLE_TIMEOUT="0.3"))
     assert run.returncode == 1 and run.stderr.splitlines()[-1].endswith(
         "after 4 attempts: it sent nothing for 0.3 s (the limit is CORECODER_IDLE_TIMEOUT)")
+
+
+# No input ends a session with a traceback
+
+DEEP = "[" * 100_000 + "]" * 100_000
+BROKEN_CONFIG = {  # a file in the config dir -> the line that names it
+    "hooks.json": (DEEP, "hooks.json: not valid JSON"),
+    "mcp.json": (DEEP, "mcp.json: nested too deeply to read"),
+    "pricing.json": ('{"scripted": {"input": NaN, "output": Infinity}}',
+                     "price for 'scripted': 'input' must be a finite, non-negative number, got nan"),
+}
+
+
+@pytest.mark.parametrize("name", BROKEN_CONFIG)
+def test_a_config_file_that_cannot_be_used_is_one_line_naming_it(tmp_path, name):
+    text, said = BROKEN_CONFIG[name]
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / name).write_text(text)
+    with ScriptServer(["done"]) as server:
+        run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path / "home"))
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    [line] = run.stderr.splitlines()
+    assert line.startswith(f"corecoder: {tmp_path / 'home' / name}") and said in line
+
+
+@pytest.mark.cases(2)
+@pytest.mark.skipif(sys.platform == "darwin", reason="the filesystem refuses names that are not UTF-8")
+def test_a_file_name_that_is_not_utf8_and_arguments_nested_10000_deep_leave_the_session_alive(tmp_path):
+    (tmp_path / "caf\udce9.txt").write_bytes(b"x\n")  # the bytes caf\xe9.txt, as Python names them
+    deep = '{"path": ' + "[" * 10_000 + "]" * 10_000 + "}"
+    script = [call("glob", pattern="*"), {"tool_calls": [{"name": "read_file", "arguments": deep}]},
+              "done"]
+    with ScriptServer(script) as server:
+        run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path / "home"))
+    assert run.returncode == 0 and run.stdout == "done\n", run.stderr
+    results = [m["content"] for m in server.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert results == ["caf\ufffd.txt", "bad arguments for read_file: the arguments nest too deeply to "
+                       "read: send a flatter JSON object. Expected: read_file(path: string, "
+                       "offset?: integer, limit?: integer)"]
+
+
+@pytest.mark.cases(2)
+def test_glob_and_grep_answer_on_a_tree_1200_deep_and_a_pattern_of_many_stars(tmp_path):
+    deep = tmp_path
+    for _ in range(1200):  # one folder at a time: os.makedirs itself recurses
+        deep = deep / "d"
+        deep.mkdir()
+    (deep / "deep.txt").write_text("needle\n")
+    stars = "/".join(["**"] * 40) + "/deep.txt"
+    script = [call("glob", pattern=stars), call("grep", pattern="needle"), "done"]
+    with ScriptServer(script) as server:
+        run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path / "home"))
+    assert run.returncode == 0, run.stderr
+    results = [m["content"] for m in server.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    shown = "d/" * 1200 + "deep.txt"
+    assert results == [shown, f"{shown}:1: needle"]
