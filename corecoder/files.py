@@ -3,41 +3,60 @@ spotting binary files."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
 from pathlib import Path
 
 
-def atomic_write(path: Path | str, data: bytes | str) -> None:
-    """Write all of `data` to `path`, or nothing at all.
+def atomic_write(path: Path | str, data: bytes | str) -> str:
+    """Write all of `data` to `path`, or nothing at all. Returns a note for the reader ("" when
+    there is nothing to say).
 
     The bytes go to a temp file in the same directory, are flushed to disk, and
     only then renamed over the target: rename is atomic, so a reader (or a crash)
     sees the old file or the new one, never a mix. Parent dirs are created; a
-    symlink stays a link and its target gets the new content.
+    symlink stays a link and its target gets the new content. What protected the old
+    file is kept: its mode and owner; a file its owner made read-only is refused.
     """
     path = Path(path)
     if path.is_symlink():  # os.replace would swap the link for a plain file: write where it points
         path = path.resolve()
-    if path.exists() and not path.is_file():  # a FIFO, a device: never replaced by a plain file
-        raise NotARegularFile(f"{path} is {kind(path.stat().st_mode)}, not a regular file")
+    old = path.stat() if path.exists() else None
+    if old is not None:
+        refuse_to_replace(path, old)
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(data, str):
         data = data.encode("utf-8")
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # The name's head only: a 250-character name plus the random part would pass the limit.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:100]}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)  # keep an executable script executable
+        if old is not None:
+            os.chmod(tmp, old.st_mode & 0o7777)  # keep an executable script executable
+            with contextlib.suppress(OSError):  # only root may give a file to someone else
+                os.chown(tmp, old.st_uid, old.st_gid)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    if old is not None and old.st_nlink > 1:
+        return (f"(it had {old.st_nlink - 1} other hard link{'s' * (old.st_nlink > 2)}: they keep "
+                "the old content; this name has the new)")
+    return ""
+
+
+def refuse_to_replace(path: Path, old: os.stat_result) -> None:
+    """What a write must not replace. The messages say "it is ...", as read_regular's do."""
+    if not stat.S_ISREG(old.st_mode):  # a FIFO, a device (/dev/null!): never a plain file instead
+        raise NotARegularFile(f"it is {kind(old.st_mode)}, not a regular file")
+    if not old.st_mode & stat.S_IWUSR:  # checked by hand: root's writes pass every permission
+        raise PermissionError(f"it is read-only (mode {old.st_mode & 0o777:o}): make it writable "
+                              "first if it is meant to change")
 
 
 # The most a tool reads of one file: a log of gigabytes is grepped or read in pieces by bash.

@@ -353,3 +353,12 @@ def test_write_is_mutating_and_read_is_not():
     assert ReadFile().mutating is False and ReadFile().name == "read_file"
     assert not problems(WriteFile().parameters, {"path": "a", "content": ""})
     assert problems(WriteFile().parameters, {"path": "a"})
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give a file away")
+def test_a_write_keeps_the_files_owner(tmp_path):
+    target = tmp_path / "theirs.txt"
+    target.write_text("old")
+    os.chown(target, 1234, 5678)
+    WriteFile().run(Workspace(cwd=tmp_path), path="theirs.txt", content="new")
+    assert (target.stat().st_uid, target.stat().st_gid, target.read_text()) == (1234, 5678, "new")

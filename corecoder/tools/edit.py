@@ -78,10 +78,14 @@ class EditFile(Tool):
         after = apply(text, places)
         if after == text:
             raise ToolError(f"That edit would leave {shown} unchanged; nothing was written.")
-        atomic_write(target, bom + after)
+        try:
+            note = atomic_write(target, bom + after)
+        except OSError as e:  # read-only, say: nothing was written
+            raise ToolError(f"cannot edit {shown}: {e.strerror or e}") from e
         count = f"{len(places)} occurrences at lines" if len(places) > 1 else "1 occurrence at line"
         summary = f"Edited {shown}: replaced {count} {lines_of(text, places)}"
         summary += f" (tolerant match: {how})." if how else "."
+        summary += f" {note}" if note else ""
         a, b = line_texts(text), line_texts(after)  # without line breaks: no \r noise in CRLF files
         return "\n".join([summary, *difflib.unified_diff(a, b, f"a/{shown}", f"b/{shown}",
                                                          lineterm="")])

@@ -38,13 +38,14 @@ class WriteFile(Tool):
             raise ToolError(f"{shown} is a directory; give the path of a file inside it")
         existed = target.exists()
         try:
-            atomic_write(target, content)
+            note = atomic_write(target, content)
         except OSError as e:  # e.g. a parent "directory" that is a file, or no permission
             raise ToolError(f"cannot write {shown}: {e.strerror or e}") from e
         verb = "overwrote" if existed else "created"
         size = len(content.encode("utf-8"))
         lines = count_lines(content)
-        return f"{verb} {shown}: {lines} line{'' if lines == 1 else 's'} ({size:,} bytes)"
+        done = f"{verb} {shown}: {lines} line{'' if lines == 1 else 's'} ({size:,} bytes)"
+        return f"{done} {note}" if note else done
 
 
 def count_lines(text: str) -> int:

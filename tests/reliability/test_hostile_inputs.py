@@ -144,9 +144,42 @@ def test_glob_and_grep_answer_on_a_tree_1200_deep_and_a_pattern_of_many_stars(tm
     (deep / "deep.txt").write_text("needle\n")
     stars = "/".join(["**"] * 40) + "/deep.txt"
     script = [call("glob", pattern=stars), call("grep", pattern="needle"), "done"]
-    with ScriptServer(script) as server:
-        run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path / "home"))
+    try:
+        with ScriptServer(script) as server:
+            run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path / "home"))
+    finally:  # bottom up: pytest's own clean-up of old runs recurses, and would fail on it
+        (deep / "deep.txt").unlink()
+        while deep != tmp_path:
+            deep.rmdir()
+            deep = deep.parent
     assert run.returncode == 0, run.stderr
     results = [m["content"] for m in server.requests[-1]["body"]["messages"] if m["role"] == "tool"]
     shown = "d/" * 1200 + "deep.txt"
     assert results == [shown, f"{shown}:1: needle"]
+
+
+# Writes keep what protected the file
+
+
+@pytest.mark.cases(3)
+def test_a_write_refuses_a_read_only_file_says_what_becomes_of_hard_links_and_takes_a_long_name(tmp_path):
+    (tmp_path / "frozen.txt").write_text("keep me\n")
+    (tmp_path / "frozen.txt").chmod(0o444)
+    (tmp_path / "shared.txt").write_text("old\n")
+    os.link(tmp_path / "shared.txt", tmp_path / "other-name.txt")
+    long_name = "n" * 250 + ".txt"
+    script = [call("write_file", path="frozen.txt", content="gone\n"),
+              call("write_file", path="shared.txt", content="new\n"),
+              call("write_file", path=long_name, content="fits\n"), "done"]
+    with ScriptServer(script) as server:
+        run = corecoder("-p", "hi", "--yes", cwd=tmp_path, env=environment(server, tmp_path / "home"))
+    assert run.returncode == 0, run.stderr
+    results = [m["content"] for m in server.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert results == [
+        "write_file failed: cannot write frozen.txt: it is read-only (mode 444): make it writable first "
+        "if it is meant to change",
+        "overwrote shared.txt: 1 line (4 bytes) (it had 1 other hard link: they keep the old content; "
+        "this name has the new)",
+        f"created {long_name}: 1 line (5 bytes)"]
+    assert (tmp_path / "frozen.txt").read_text() == "keep me\n"
+    assert (tmp_path / "other-name.txt").read_text() == "old\n"
