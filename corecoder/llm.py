@@ -23,6 +23,7 @@ networks and real providers throw at a client:
 from __future__ import annotations
 
 import email.utils
+import json
 import random
 import re
 import time
@@ -42,8 +43,18 @@ def reasoning_of(delta) -> str:
 
 def usage_of(raw) -> Usage:
     details = getattr(raw, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or 0
-    return Usage(raw.prompt_tokens or 0, raw.completion_tokens or 0, cached)
+    return Usage(tokens(getattr(raw, "prompt_tokens", 0)),
+                 tokens(getattr(raw, "completion_tokens", 0)),
+                 tokens(getattr(details, "cached_tokens", 0)))
+
+
+def tokens(value) -> int:
+    """A token count as a server reported it: a string of digits counts, a negative or a
+    nonsense value is 0 (a wrong count must not break the cost line)."""
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
 
 
 IDLE_TIMEOUT = 60.0  # seconds without a byte from the server: the connection has failed
@@ -114,6 +125,9 @@ class LLM:
             if self.stream_options:
                 params["stream_options"] = {"include_usage": True}
         response = self.client.chat.completions.create(**params)
+        if not self.stream and not hasattr(response, "choices"):  # a login page, say
+            raise NotAReply("the server answered with something that is not a chat completion: "
+                            f"{str(response)[:200]!r}; is the base URL an OpenAI-compatible API?")
         text, reasoning, calls, think = [], [], ToolCallAssembler(), ThinkSplitter()
         usage, finished = None, False
         for chunk in response if self.stream else [response]:
@@ -177,7 +191,7 @@ class LLM:
         code, why = status(error), detail(error)
         where = self.base_url or "the OpenAI API"
         from_api = type(error).__module__.startswith("openai")
-        if isinstance(error, ReplyTooSlow):
+        if isinstance(error, (ReplyTooSlow, NotAReply)):
             return ModelError(str(error))
         if code is None and not transient(error) and not from_api:
             return error  # not an API problem: a bug to see as it is
@@ -215,6 +229,10 @@ class ReplyTooSlow(Exception):
     """A reply took longer than its time limit: not worth another try."""
 
 
+class NotAReply(Exception):
+    """The server's answer is not a chat completion at all (an HTML page): not worth another try."""
+
+
 class Shown:
     """Streamed text goes to the subscribers once: after a retry, what was shown is skipped."""
 
@@ -243,12 +261,14 @@ def transient(error: Exception) -> bool:
     """Worth another try? Errors are matched by class name and module, because `openai` is not
     imported until the first call (its classes can't be named here): connection errors and
     timeouts; an error sent inside the stream (a bare APIError, as OpenRouter does mid-stream);
-    the transport's own errors when a stream breaks (httpx); a stream that ended too soon."""
+    the transport's own errors when a stream breaks (httpx); a stream that ended too soon, or
+    sent a chunk that is not JSON."""
     code = status(error)
     if code is not None:
         return code in RETRY_STATUS or code >= 500
     kind = type(error)
-    return isinstance(error, StreamDropped) or kind.__module__.startswith("httpx") \
+    broken = (StreamDropped, json.JSONDecodeError)  # a chunk that is not JSON broke it too
+    return isinstance(error, broken) or kind.__module__.startswith("httpx") \
         or kind.__name__ in ("APIConnectionError", "APITimeoutError", "APIError")
 
 

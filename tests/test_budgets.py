@@ -25,12 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # project's own files (chapter 8); then hostile inputs (#16): tools that refuse FIFOs and devices
 # and read within a bound, grep's matching under a timeout (chapter 2), linear reassembly and
 # time limits for a reply and for an idle stream (chapter 3); text no request can refuse, a walk
-# and a glob match without recursion, writes that keep mode, owner and read-only (chapter 2).
+# and a glob match without recursion, writes that keep mode, owner and read-only (chapter 2); a
+# provider answering nonsense (chapter 3).
 BUDGETS = {
-    "chapter 1": 310, "chapter 2": 825, "chapter 3": 290, "chapter 4": 175, "chapter 5": 55,
+    "chapter 1": 310, "chapter 2": 825, "chapter 3": 300, "chapter 4": 175, "chapter 5": 55,
     "chapter 6": 140, "chapter 7": 425, "chapter 8": 460,
-    "hardening of chapters 1-6": 370, "hardening of chapters 7-8": 185,
-    "chapters 1-6": 2_160, "engine": 3_225,
+    "hardening of chapters 1-6": 375, "hardening of chapters 7-8": 185,
+    "chapters 1-6": 2_170, "engine": 3_235,
 }
 MEASURED = totals(measure(ROOT / "corecoder"))
 

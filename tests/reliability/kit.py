@@ -46,7 +46,8 @@ ROWS = {
                "read, edit, write and grep of a FIFO, /dev/zero and a link to it; a pattern that "
                "backtracks on a line; a stream that stalls or never ends; config files nested "
                "100,000 deep or priced NaN; a file name that is not UTF-8; arguments nested 10,000 "
-               "deep"),
+               "deep; a tree 1,200 deep; writes over read-only and hard-linked files; a provider "
+               "sending a chunk that is not JSON, a web page, no choices, usage in strings"),
 }
 
 

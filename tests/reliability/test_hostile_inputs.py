@@ -5,6 +5,7 @@ A hang fails here by the command's own timeout (60 s in helpers.corecoder), neve
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -183,3 +184,71 @@ def test_a_write_refuses_a_read_only_file_says_what_becomes_of_hard_links_and_ta
         f"created {long_name}: 1 line (5 bytes)"]
     assert (tmp_path / "frozen.txt").read_text() == "keep me\n"
     assert (tmp_path / "other-name.txt").read_text() == "old\n"
+
+
+# A provider that answers nonsense: one line, or (for counts) a zero
+
+
+class Nonsense:
+    """A server answering every request with the same raw body, as no script can: a context
+    manager giving its base URL."""
+
+    def __init__(self, content_type: str, body: bytes):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+    def __enter__(self) -> str:
+        import threading
+
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def events(*chunks) -> bytes:
+    head = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+    return b"".join(b"data: " + (c if isinstance(c, bytes) else json.dumps({**head, **c}).encode())
+                    + b"\n\n" for c in chunks)
+
+
+ANSWER = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}
+NONSENSE = {  # name -> (content type, body, whether it streams, the last line on stderr)
+    "a chunk that is not JSON": ("text/event-stream", events(b"{not json", ANSWER, b"[DONE]"), True,
+                                 "JSONDecodeError: Expecting property name"),
+    "a web page for a reply": ("text/html", b"<html>Please log in</html>", False,
+                               "error: the server answered with something that is not a chat "
+                               "completion: '<html>Please log in</html>'"),
+    "no choices": ("text/event-stream", events({"choices": []}, b"[DONE]"), True,
+                   "the stream ended before the reply was complete"),
+    "usage in strings and below zero": (
+        "text/event-stream", events(ANSWER, {"choices": [], "usage": {
+            "prompt_tokens": "12", "completion_tokens": -3, "total_tokens": "x"}}, b"[DONE]"), True,
+        "12 tokens in, 0 out"),
+}
+
+
+@pytest.mark.parametrize("name", NONSENSE)
+def test_a_provider_answering_nonsense_gets_one_line(tmp_path, name):
+    content_type, body, streams, said = NONSENSE[name]
+    with Nonsense(content_type, body) as url:
+        env = environment(None, tmp_path / "home", OPENAI_BASE_URL=url, OPENAI_API_KEY="x",
+                          CORECODER_MODEL="m", **({} if streams else {"CORECODER_STREAM": "0"}))
+        run = corecoder("-p", "hi", cwd=tmp_path, env=env)
+    assert "Traceback" not in run.stderr and said in run.stderr.splitlines()[-1], run.stderr
+    assert run.returncode == (0 if name.startswith("usage") else 1)
