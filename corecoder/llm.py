@@ -129,7 +129,7 @@ class LLM:
             raise NotAReply("the server answered with something that is not a chat completion: "
                             f"{str(response)[:200]!r}; is the base URL an OpenAI-compatible API?")
         text, reasoning, calls, think = [], [], ToolCallAssembler(), ThinkSplitter()
-        usage, finished = None, False
+        usage, finished, cut = None, False, False
         for chunk in response if self.stream else [response]:
             if time.monotonic() > deadline:
                 if self.stream:
@@ -149,11 +149,12 @@ class LLM:
                     calls.add(part.index if self.stream else i, part.id, function and function.name,
                               function and function.arguments)
                 finished = finished or bool(choice.finish_reason)
+                cut = cut or choice.finish_reason == "length"
         if not finished:
             raise StreamDropped("the stream ended before the reply was complete")
         thought, said = think.flush()
         shown.add(reasoning, ReasoningDelta, thought)
-        shown.add(text, TextDelta, said)
+        shown.add(text, TextDelta, said + (OUTPUT_LIMIT_REACHED if cut else ""))
         return Reply("".join(text), calls.result(), "".join(reasoning), usage, self.keep_reasoning)
 
     # --- defences: retries, refused parameters, errors a user can act on -----------------------
@@ -214,6 +215,11 @@ class LLM:
 
 
 RETRY_STATUS = {408, 409, 425, 429}  # and every 5xx
+# Said, to the user as it streams and to the model in its own message, when a reply stops at
+# the output limit (finish_reason "length"): a tool call's arguments are then cut off too.
+OUTPUT_LIMIT_REACHED = ("\n[the reply was cut here: the model reached its output limit; anything "
+                        "after this, a tool call's arguments included, is missing. Write less in "
+                        "one reply, a large file in several steps]")
 # "Too long", in each provider's words: OpenAI's (and its error code), Anthropic's "prompt is too
 # long: N tokens > M maximum", Gemini's "The input token count (N) exceeds the maximum number of
 # tokens allowed", and the usual others.

@@ -29,7 +29,8 @@ from pathlib import Path
 from .events import ReasoningDelta, TextDelta
 from .messages import IllegalHistory, Reply, ToolCall, Usage, check_history
 
-SERVER_KEYS = ("fault", "retry_after", "quirk", "reasoning_field")  # for corecoder.testing
+# for corecoder.testing; "finish_reason": "length" plays a reply cut at the output limit
+SERVER_KEYS = ("fault", "retry_after", "quirk", "reasoning_field", "finish_reason")
 
 
 class ScriptError(RuntimeError):

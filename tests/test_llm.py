@@ -5,6 +5,7 @@ import pytest
 
 from corecoder import LLM, ContextTooLong, ModelError, build_agent, check_history
 from corecoder.events import ReasoningDelta, Retrying, TextDelta
+from corecoder.llm import OUTPUT_LIMIT_REACHED
 from corecoder.messages import user
 from corecoder.testing import ScriptServer
 
@@ -209,3 +210,18 @@ def test_an_error_sent_inside_the_stream_is_retried_and_then_explained():
     with ScriptServer([{"fault": "error_event", "text": "a b c d"}] * 2) as server:
         with pytest.raises(ModelError, match="gave up .* after 2 attempts"):
             ask(client(server, max_attempts=2)[0])
+
+
+def test_a_reply_cut_at_the_output_limit_says_so_to_the_user_and_the_model(tmp_path):
+    """The arguments of the cut call are incomplete JSON: the model is told that, and why."""
+    cut = {"text": "Writing it.", "finish_reason": "length",
+           "tool_calls": [{"name": "write_file", "arguments": '{"path": "big.py", "content": "def f('}]}
+    with ScriptServer([cut, "Done, in two steps."]) as server:
+        agent = build_agent(client(server)[0], tmp_path)
+        shown = []
+        agent.subscribe(lambda e: isinstance(e, TextDelta) and shown.append(e.text))
+        agent.chat("write big.py")
+    assert agent.messages[1]["content"] == "Writing it." + OUTPUT_LIMIT_REACHED
+    assert OUTPUT_LIMIT_REACHED in "".join(shown)
+    assert agent.messages[2]["content"].startswith("bad arguments for write_file: the arguments are not valid JSON")
+    assert not (tmp_path / "big.py").exists()

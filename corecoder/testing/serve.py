@@ -5,7 +5,7 @@ ScriptedLLM stands in for the client; this stands in for the provider, so the re
 ways real providers misbehave: rate limits, dropped streams, refused parameters, tool
 calls streamed in odd shapes. Each request consumes one turn of ScriptedLLM's script
 format; server-only keys: "fault" (faults.py) and "retry_after", "quirk" (QUIRKS),
-"reasoning_field".
+"reasoning_field", "finish_reason" (FINISH_REASONS: "length" is a reply cut at the limit).
 
     with ScriptServer(["hello"], reject=("stream_options",)) as server:
         client = openai.OpenAI(base_url=server.base_url, api_key="x")
@@ -34,6 +34,7 @@ QUIRKS = ("standard", "repeat_first", "shared_index", "null_index", "stray_index
 REASONING_FIELDS = ("reasoning_content", "reasoning", "think_tags")
 # characters of tool-call arguments per streamed chunk: small, so reassembly is exercised
 FRAGMENT = 7
+FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter")
 HOLD_SECONDS = 120  # the most a stalled or endless stream holds its connection
 
 
@@ -102,7 +103,8 @@ def _server_keys(turn, index: int) -> dict:
     check_fault(turn, index)
     turn = turn if isinstance(turn, dict) else {}
     keys = {k: turn[k] for k in SERVER_KEYS if k in turn}
-    for key, allowed in (("quirk", QUIRKS), ("reasoning_field", REASONING_FIELDS)):
+    for key, allowed in (("quirk", QUIRKS), ("reasoning_field", REASONING_FIELDS),
+                         ("finish_reason", FINISH_REASONS)):
         if key in keys and keys[key] not in allowed:
             raise ScriptError(f"turn {index + 1}: {key} {keys[key]!r} is not one of "
                               f"{', '.join(allowed)}")
@@ -270,8 +272,8 @@ def completion(reply: Reply, keys: dict, model: str, cid: str, usage: dict) -> d
         message[field] = reply.reasoning
     if reply.tool_calls:
         message["tool_calls"] = [call.as_dict() for call in reply.tool_calls]
-    finish = "tool_calls" if reply.tool_calls else "stop"
-    choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+    choice = {"index": 0, "message": message, "finish_reason": _finish(reply, keys),
+              "logprobs": None}
     return {"id": cid, "object": "chat.completion", "created": 0, "model": model,
             "choices": [choice], "usage": usage}
 
@@ -290,9 +292,12 @@ def stream_chunks(reply: Reply, keys: dict, model: str, cid: str) -> list[dict]:
     deltas += [{"content": word} for word in _words(_content(reply, keys))]
     deltas += [{"tool_calls": [d]} for d in tool_call_deltas(reply, keys.get("quirk", "standard"))]
     choices = [{"index": 0, "delta": d, "finish_reason": None} for d in deltas]
-    choices.append({"index": 0, "delta": {},
-                    "finish_reason": "tool_calls" if reply.tool_calls else "stop"})
+    choices.append({"index": 0, "delta": {}, "finish_reason": _finish(reply, keys)})
     return [{**_chunk_head(cid, model), "choices": [c]} for c in choices]
+
+
+def _finish(reply: Reply, keys: dict) -> str:
+    return keys.get("finish_reason") or ("tool_calls" if reply.tool_calls else "stop")
 
 
 def _words(text: str) -> list[str]:
