@@ -348,3 +348,15 @@ def test_a_server_that_stops_reading_its_input_fails_the_call_in_bounded_time(hu
         run(hub, "mcp__bad__echo", text="x" * 1_000_000)  # more than a pipe holds: the write would block
     assert time.monotonic() - started < 3
     assert hub.status()[0].state == "dead"
+
+
+def test_a_second_server_cannot_shadow_the_first_ones_tools(hubs):
+    """`b.d` and `b_d` are one name once sanitized: the second server's echo is skipped, and
+    says so, rather than silently taking the first one's place."""
+    twin = ServerSpec("b.d", sys.executable, [str(SERVERS / "bad_server.py")])
+    first = ServerSpec("b_d", sys.executable, [str(SERVERS / "bad_server.py")])
+    hub = hubs(extra={"b_d": first, "b.d": twin})
+    assert sum(tool.name == "mcp__b_d__echo" for tool in hub.tools()) == 1
+    [echo] = [tool for tool in hub.tools() if tool.name == "mcp__b_d__echo"]
+    assert echo.client is hub.clients["b_d"]
+    assert "skipped the tool 'echo': its name, mcp__b_d__echo, is already taken" in hub.clients["b.d"].warnings

@@ -83,9 +83,11 @@ class MCPHub:
     def _make_tools(self, name: str) -> None:
         """Wrap the server's current tools, and swap them in for the ones the agent has."""
         made = {}
+        # another server's names too: `a.b` and `a_b` are one name once sanitized
+        taken = {tool for other, tools in self.made.items() if other != name for tool in tools}
         for info in self.clients[name].tools:
             tool = MCPTool(self.clients[name], info)
-            if tool.name in made:  # two names the same but past 64 characters, or once sanitized
+            if tool.name in made or tool.name in taken:  # the same once sanitized or cut to 64
                 self.clients[name].warnings.append(f"skipped the tool {info['name']!r}: its name, "
                                                    f"{tool.name}, is already taken")
                 continue
