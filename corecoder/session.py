@@ -31,6 +31,11 @@ from pathlib import Path
 from .events import Finished, RoundStarted
 from .messages import CUT_SHORT, ROLES, IllegalHistory, check_history, tool_result
 
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -66,9 +71,38 @@ class SessionLog:
         # (A repaired history needs no rewrite: replaying the file repairs it the same way.)
         self.logged: list[dict] | None = []
         self.model: str | None = None  # the model last written; None before the meta line
+        self.claimed: int | None = None  # an open file holding the lock: see `claim`
         if resume:
+            self.claim()
             self.logged, self.meta = load(home, self.id)
             self.model = self.meta.get("model") or ""
+            for problem in self.meta.pop("damaged"):
+                self.on_error(f"session {self.id}: {problem}: skipped, the rest is resumed")
+
+    def close(self) -> None:
+        """Let another process (or another SessionLog) resume this session."""
+        if self.claimed is not None:
+            os.close(self.claimed)  # the lock goes with it
+            self.claimed = None
+
+    def claim(self) -> None:
+        """Hold the session file's lock while this process writes it: a second corecoder that
+        resumes the same session is refused. (Two writers interleave their lines, and when their
+        call ids collide no replay can make a legal history of them.) The lock is the system's
+        (flock): it goes when the process does, however it ends."""
+        if self.claimed is not None or fcntl is None:  # (Windows: no flock; not guarded there)
+            return
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return  # `load` says it does not exist
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SessionError(f"session {self.id!r} is open in another corecoder: go on there, "
+                               "or start a new session here") from None
+        self.claimed = fd
 
     def attach(self, agent) -> SessionLog:
         self.agent = agent
@@ -128,16 +162,20 @@ class SessionLog:
             os.close(fd)
         if new:
             _sync_dir(self.path.parent)  # so the new file's name survives a power cut too
+            self.claim()
 
 
 def load(home: Path | str, session_id: str) -> tuple[list[dict], dict]:
-    """The session's history, repaired to be legal, and its meta (with the model last in use)."""
+    """The session's history, repaired to be legal, and its meta (with the model last in use,
+    and under "damaged" what could not be read, line by line: the rest is kept)."""
     path = session_path(home, session_id)
-    messages, meta = _replay(_records(_read(path), path.stem), path.stem)
-    return repair(messages), meta
+    damaged: list[str] = []
+    messages, meta = _replay(_records(_read(path), path.stem, damaged), path.stem, damaged)
+    return repair(messages), {**meta, "damaged": damaged}
 
 
-def _replay(records: list[tuple[int, dict]], name: str) -> tuple[list[dict], dict]:
+def _replay(records: list[tuple[int, dict]], name: str,
+            damaged: list[str]) -> tuple[list[dict], dict]:
     meta = {"id": name, "created": None, "cwd": None, "model": None}
     messages: list[dict] = []
     for line, record in records:
@@ -151,8 +189,8 @@ def _replay(records: list[tuple[int, dict]], name: str) -> tuple[list[dict], dic
             good = isinstance(batch, list) and all(isinstance(m, dict) and m.get("role") in ROLES
                                                    for m in batch)
             if not good:
-                raise SessionError(f"session {name!r} is damaged at line {line}: "
-                                   f"a malformed {kind} record")
+                damaged.append(f"line {line} is a malformed {kind} record")
+                continue
             messages = messages + batch if kind == "message" else list(batch)
         # other types: written by a newer version; skipping them keeps old versions able to resume
     return messages, meta
@@ -177,11 +215,14 @@ def list_sessions(home: Path | str) -> list[SessionInfo]:
         except (SessionError, OSError):
             continue  # a bad name, or a link leading out: never read
         try:
-            records = _records(_read(path), path.stem)
-            count = len(_replay(records, path.stem)[0])
+            damaged: list[str] = []  # listed anyway: resuming says what was skipped
+            records = _records(_read(path), path.stem, damaged)
+            count = len(_replay(records, path.stem, damaged)[0])
             first = next((m for _, r in records for m in (r.get("messages") or [r.get("message")])
                           if isinstance(m, dict) and m.get("role") == "user"), {})
             preview = " ".join(str(first.get("content") or "").split())
+            if damaged:
+                preview = f"[damaged: {', '.join(damaged)}] {preview}"
         except SessionError as e:
             count, preview = 0, f"[damaged: {e}]"
         rows.append(SessionInfo(path.stem, modified, count, preview[:72]))
@@ -237,8 +278,9 @@ def _read(path: Path) -> bytes:
         raise SessionError(f"cannot read session {path.stem!r}: {e.strerror or e}") from None
 
 
-def _records(data: bytes, name: str) -> list[tuple[int, dict]]:
-    """The records with their line numbers. A broken last line is a crash mid-write: dropped."""
+def _records(data: bytes, name: str, damaged: list[str]) -> list[tuple[int, dict]]:
+    """The records with their line numbers. A broken last line is a crash mid-write: dropped.
+    A broken line before it (a hand edit, a disk error) is skipped, and said in `damaged`."""
     lines = data.split(b"\n")
     last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
     records = []
@@ -246,11 +288,12 @@ def _records(data: bytes, name: str) -> list[tuple[int, dict]]:
         try:
             record = json.loads(line)
         except ValueError:
-            if i == last or not line.strip():
-                continue
-            raise SessionError(f"session {name!r} is damaged at line {i + 1}: not JSON") from None
+            if i != last and line.strip():
+                damaged.append(f"line {i + 1} is not JSON")
+            continue
         if not isinstance(record, dict):
-            raise SessionError(f"session {name!r} is damaged at line {i + 1}: not a record")
+            damaged.append(f"line {i + 1} is not a record")
+            continue
         records.append((i + 1, record))
     return records
 
@@ -289,11 +332,20 @@ def extends(old: list[dict], new: list[dict]) -> bool:
 
 
 def _cut_torn_tail(fd: int) -> None:
-    """Drop a last line a crash cut short, so the next line does not glue onto it."""
+    """Drop a last line a crash cut short, so the next line does not glue onto it. A whole
+    record that only lacks its newline (a hand edit leaves that) is kept: it gets one."""
     size = os.fstat(fd).st_size
     if size and os.pread(fd, 1, size - 1) != b"\n":
-        data = os.pread(fd, size, 0)  # rare: a crash mid-line, or a failed write
-        os.ftruncate(fd, data.rfind(b"\n") + 1)
+        data = os.pread(fd, size, 0)  # rare: a crash mid-line, a failed write, a hand edit
+        start = data.rfind(b"\n") + 1
+        try:
+            whole = isinstance(json.loads(data[start:]), dict)
+        except ValueError:
+            whole = False
+        if whole:
+            os.write(fd, b"\n")
+        else:
+            os.ftruncate(fd, start)
 
 
 def _sync_dir(folder: Path) -> None:

@@ -26,12 +26,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # and read within a bound, grep's matching under a timeout (chapter 2), linear reassembly and
 # time limits for a reply and for an idle stream (chapter 3); text no request can refuse, a walk
 # and a glob match without recursion, writes that keep mode, owner and read-only (chapter 2); a
-# provider answering nonsense (chapter 3).
+# provider answering nonsense, a reply cut at its limit (chapter 3); one writer per session, a
+# damaged line skipped and said (chapter 8).
 BUDGETS = {
     "chapter 1": 310, "chapter 2": 825, "chapter 3": 300, "chapter 4": 175, "chapter 5": 55,
-    "chapter 6": 140, "chapter 7": 425, "chapter 8": 460,
-    "hardening of chapters 1-6": 375, "hardening of chapters 7-8": 185,
-    "chapters 1-6": 2_170, "engine": 3_235,
+    "chapter 6": 140, "chapter 7": 425, "chapter 8": 490,
+    "hardening of chapters 1-6": 375, "hardening of chapters 7-8": 195,
+    "chapters 1-6": 2_175, "engine": 3_280,
 }
 MEASURED = totals(measure(ROOT / "corecoder"))
 

@@ -47,7 +47,8 @@ ROWS = {
                "backtracks on a line; a stream that stalls or never ends; config files nested "
                "100,000 deep or priced NaN; a file name that is not UTF-8; arguments nested 10,000 "
                "deep; a tree 1,200 deep; writes over read-only and hard-linked files; a provider "
-               "sending a chunk that is not JSON, a web page, no choices, usage in strings"),
+               "sending a chunk that is not JSON, a web page, no choices, usage in strings; one "
+               "session resumed in two terminals"),
 }
 
 

@@ -252,3 +252,28 @@ def test_a_provider_answering_nonsense_gets_one_line(tmp_path, name):
         run = corecoder("-p", "hi", cwd=tmp_path, env=env)
     assert "Traceback" not in run.stderr and said in run.stderr.splitlines()[-1], run.stderr
     assert run.returncode == (0 if name.startswith("usage") else 1)
+
+
+# Sessions survive two terminals
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal, and flock")
+def test_a_session_open_in_one_terminal_is_refused_in_a_second(tmp_path):
+    from helpers import read_until
+
+    from .test_hostile_repository import terminal
+
+    with ScriptServer(["first", "second"]) as server:
+        env = environment(server, tmp_path / "home")
+        run = corecoder("-p", "hi", cwd=tmp_path, env=env)
+        [session] = [p.stem for p in (tmp_path / "home" / "sessions").iterdir()]
+        with terminal(tmp_path, env, "--resume", session) as (proc, fd, seen):
+            read_until(fd, r"/help for commands.*\n.*›", seen)
+            second = corecoder("-p", "hi", "--resume", session, cwd=tmp_path, env=env)
+            os.write(fd, b"/quit\r")
+            assert proc.wait(timeout=15) == 0
+        third = corecoder("-p", "and now?", "--resume", session, cwd=tmp_path, env=env)
+    assert run.returncode == 0 and second.returncode == 1
+    assert second.stderr == (f"corecoder: session {session!r} is open in another corecoder: go on "
+                             "there, or start a new session here\n")
+    assert third.returncode == 0 and third.stdout == "second\n"  # the first let go as it left

@@ -98,8 +98,9 @@ def test_trust_project_runs_them_and_a_server_gets_only_a_minimal_environment(tm
 
 
 @contextlib.contextmanager
-def terminal(cwd: Path, env: dict):
-    """`corecoder` in a pseudo-terminal of its own, as a shell starts it: (process, fd, output)."""
+def terminal(cwd: Path, env: dict, *args: str):
+    """`corecoder ARGS` in a pseudo-terminal of its own, as a shell starts it: (process, fd,
+    output)."""
     import fcntl
     import pty
     import struct
@@ -113,7 +114,7 @@ def terminal(cwd: Path, env: dict):
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
     env = {**env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "corecoder"], cwd=cwd, env=env, stdin=child,
+    proc = subprocess.Popen([sys.executable, "-m", "corecoder", *args], cwd=cwd, env=env, stdin=child,
                             stdout=child, stderr=child, preexec_fn=own_terminal)
     os.close(child)
     try:
