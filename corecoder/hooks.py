@@ -86,7 +86,10 @@ class Hooks(Gate):
         payload = json.dumps({**payload, "cwd": str(workspace.cwd)})
         # Files, not pipes, for stdin and stderr: a hook that leaves a child behind holding a
         # pipe, or that never reads a large input, could otherwise block us past any timeout.
-        with tempfile.TemporaryFile("w+") as stdin, tempfile.TemporaryFile("w+") as stderr:
+        # (What a hook writes need not be UTF-8: a byte that is not reads as �.)
+        text = {"encoding": "utf-8", "errors": "replace"}
+        with tempfile.TemporaryFile("w+", **text) as stdin, \
+                tempfile.TemporaryFile("w+", **text) as stderr:
             stdin.write(payload)
             stdin.seek(0)
             try:  # its own process group, so a timeout kills whatever the hook started too

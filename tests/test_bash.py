@@ -331,3 +331,14 @@ def test_a_near_miss_really_runs(tmp_path):
     (tmp_path / "build" / "deep").mkdir(parents=True)
     assert bash(tmp_path, "rm -rf ./build && echo gone") == "gone"
     assert not (tmp_path / "build").exists()
+
+
+def test_a_command_that_redirects_its_own_output_runs_to_its_end(tmp_path):
+    """`exec >log 2>&1` closes the pipes we read at once; the shell runs on, and is waited for."""
+    assert bash(tmp_path, "exec >log 2>&1; sleep 0.5; echo finished; exit 3") == "[exit code 3]"
+    assert (tmp_path / "log").read_text() == "finished\n"
+
+
+def test_a_command_that_redirects_its_own_output_still_times_out(tmp_path):
+    result = Bash().run(Workspace(cwd=tmp_path), command="exec >log 2>&1; sleep 30", timeout=1)
+    assert result == "[timed out after 1 s: the command and everything it started were killed]"

@@ -103,6 +103,12 @@ def test_a_pre_hook_that_exits_2_vetoes_with_its_stderr_as_the_reason(tmp_path):
     assert not (tmp_path / "out.txt").exists()
 
 
+def test_a_veto_in_bytes_that_are_not_utf8_still_vetoes_and_says_why(tmp_path):
+    gate, _ = hooks(tmp_path, pre=[("*", r"printf 'caf\351 ferm\351' >&2; exit 2")])
+    [vetoed] = run(tmp_path, [write()], [gate])
+    assert vetoed == "write_file refused by hook: caf\ufffd ferm\ufffd"
+
+
 def test_hooks_get_the_call_as_json_and_post_hooks_see_the_response(tmp_path):
     log = tmp_path / "log.jsonl"
     gate, _ = hooks(tmp_path, pre=[("*", f"(cat; echo) >> {log}")], post=[("read_file", f"(cat; echo) >> {log}")])
@@ -191,6 +197,23 @@ def test_a_hook_that_leaves_a_child_behind_does_not_hang_the_agent(tmp_path):
     started = time.monotonic()
     [vetoed] = run(tmp_path, [write()], [gate])
     assert vetoed == "write_file refused by hook: not now" and time.monotonic() - started < 5
+
+
+def test_a_schema_the_check_cannot_read_lets_the_tool_decide(tmp_path):
+    """An MCP server's schema may be malformed (an enum that is a number): the check gives up on
+    it, and the call runs, rather than ending the turn."""
+    from corecoder import Tool
+
+    class Odd(Tool):
+        name = "odd"
+        parameters = {"type": "object", "properties": {"a": {"enum": 3}}}
+
+        def run(self, ws, a):
+            return f"ran with {a}"
+
+    agent = Agent(ScriptedLLM([{"tool_calls": [{"name": "odd", "arguments": {"a": 1}}]}, "ok"]),
+                  [Odd()], cwd=tmp_path)
+    assert agent.chat("go") == "ok" and results(agent) == ["ran with 1"]
 
 
 def test_a_schema_type_the_validator_does_not_know_lets_the_tool_decide(tmp_path):

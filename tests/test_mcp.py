@@ -360,3 +360,14 @@ def test_a_second_server_cannot_shadow_the_first_ones_tools(hubs):
     [echo] = [tool for tool in hub.tools() if tool.name == "mcp__b_d__echo"]
     assert echo.client is hub.clients["b_d"]
     assert "skipped the tool 'echo': its name, mcp__b_d__echo, is already taken" in hub.clients["b.d"].warnings
+
+
+def test_a_line_without_end_on_a_servers_stdout_is_read_past_in_bounded_pieces():
+    import io
+
+    from corecoder.mcp.client import lines
+
+    stream = io.BytesIO(b'{"a": 1}\n' + b"x" * 10_000 + b"\n" + b"y" * 25_000 + b'\n{"b": 2}\n')
+    assert list(lines(stream, limit=4_096)) == [
+        b'{"a": 1}\n', b"[a line of more than 4,096 bytes, not read]",
+        b"[a line of more than 4,096 bytes, not read]", b'{"b": 2}\n']

@@ -102,6 +102,7 @@ def test_a_resumed_session_tells_the_state_as_it_is_now_not_as_an_old_note_said(
     first.chat("go")
     assert "sub" in notes(first)[-1]  # the old session's last word on the cwd
     second = Agent(ScriptedLLM(["back"]), [Bash()], cwd=project)  # a new process, started in the project
+    log.close()  # as the first process would, by ending
     SessionLog(home, log.id, resume=True).attach(second)
     second.chat("go on")
     assert notes(second)[-1] == f"{STATE_NOTE}\n\nWorking directory: {project.resolve()}"

@@ -58,6 +58,21 @@ class MCPError(Exception):
     """A request that got no usable answer. The message is the reason, for the model or for /mcp."""
 
 
+MAX_MESSAGE = 16 << 20  # bytes in one line of a server's stdout; a longer one is skipped
+
+
+def lines(stream, limit: int = MAX_MESSAGE):
+    """The stream's lines, each at most `limit` bytes: a line without end (a server printing
+    hundreds of MB and no newline) is read past in pieces and stands as one line saying so,
+    which the reader skips with a warning: memory stays bounded."""
+    while raw := stream.readline(limit + 1):
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            while (more := stream.readline(limit)) and not more.endswith(b"\n"):
+                pass  # the rest of it, a piece at a time
+            raw = f"[a line of more than {limit:,} bytes, not read]".encode()
+        yield raw
+
+
 class MCPClient:
     def __init__(self, spec: ServerSpec, root: Path, *, startup_timeout: float = STARTUP_TIMEOUT,
                  call_timeout: float = CALL_TIMEOUT):
@@ -247,7 +262,7 @@ class MCPClient:
 
     def _read(self, process: subprocess.Popen, drainer: threading.Thread) -> None:
         with process.stdout:
-            for raw in process.stdout:
+            for raw in lines(process.stdout):
                 try:
                     self._receive(process, raw.decode("utf-8", "replace").strip())
                 except Exception as e:  # noqa: BLE001 - one odd message must not end the reader

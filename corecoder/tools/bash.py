@@ -152,7 +152,10 @@ def execute(command: str, ws: Workspace, env: dict[str, str], timeout: int,
         pipes.register(proc.stdout, selectors.EVENT_READ, out)
         pipes.register(proc.stderr, selectors.EVENT_READ, err)
         try:
-            ending = pump(pipes, proc, deadline=time.monotonic() + timeout, cancelled=ws.cancelled)
+            deadline = time.monotonic() + timeout
+            ending = pump(pipes, proc, deadline=deadline, cancelled=ws.cancelled)
+            if ending == "exited":  # both pipes closed, but the shell may run on (`exec >log`)
+                ending = wait_for_exit(proc, deadline, ws.cancelled)
             if ending in ("timeout", "cancelled"):
                 kill_group(proc)
                 pump(pipes, proc, deadline=time.monotonic() + AFTER_EXIT_SECONDS)  # in flight
@@ -188,6 +191,17 @@ def pump(pipes: selectors.BaseSelector, proc: subprocess.Popen, deadline: float,
                 key.data.add(chunk)
             else:
                 pipes.unregister(key.fileobj)
+    return "exited"
+
+
+def wait_for_exit(proc: subprocess.Popen, deadline: float, cancelled: threading.Event) -> str:
+    """The shell closed its output but still runs: wait for it as for any command."""
+    while proc.poll() is None:
+        if time.monotonic() >= deadline:
+            return "timeout"
+        if cancelled.is_set():
+            return "cancelled"
+        time.sleep(0.05)
     return "exited"
 
 
