@@ -13,6 +13,7 @@ committed by accident.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Callable
@@ -83,7 +84,10 @@ class Consent(Gate):
         self._allowed(project).add(name)
         if self.home is not None:
             allowed = {"always": sorted(self.always[project])}
-            atomic_write(self._file(project), json.dumps(allowed, indent=1))
+            # a config dir that can't be written (its permissions folder is a file, say): the
+            # answer still holds for this session, and the call the user allowed runs
+            with contextlib.suppress(OSError):
+                atomic_write(self._file(project), json.dumps(allowed, indent=1))
 
     def _load(self, project: str) -> list[str]:
         if self.home is None or not self._file(project).is_file():

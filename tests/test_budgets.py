@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # schema the check cannot read (chapter 2); a server line without end read in pieces (chapter 7).
 BUDGETS = {
     "chapter 1": 310, "chapter 2": 830, "chapter 3": 300, "chapter 4": 175, "chapter 5": 55,
-    "chapter 6": 140, "chapter 7": 435, "chapter 8": 490,
+    "chapter 6": 140, "chapter 7": 435, "chapter 8": 495,
     "hardening of chapters 1-6": 385, "hardening of chapters 7-8": 195,
-    "chapters 1-6": 2_190, "engine": 3_305,
+    "chapters 1-6": 2_190, "engine": 3_310,
 }
 MEASURED = totals(measure(ROOT / "corecoder"))
 

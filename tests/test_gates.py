@@ -80,6 +80,16 @@ def test_always_is_remembered_per_project_across_sessions(tmp_path):
     assert asked == ["write_file", "write_file"]
 
 
+def test_always_holds_for_the_session_when_the_config_dir_cannot_keep_it(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "permissions").write_text("a file where the folder should be")
+    asked = []
+    done = run(tmp_path, [write("1"), write("2")], [Consent(lambda t, a: asked.append(1) or "always", home=home)],
+               executor=run_in_order)
+    assert asked == [1] and all(r.startswith("created") for r in done)
+
+
 def test_with_nobody_to_ask_changes_are_refused_not_waited_for(tmp_path):
     [refused] = run(tmp_path, [write()], [Consent(None)])
     assert "nobody to allow it" in refused and "-p and without --yes" in refused
