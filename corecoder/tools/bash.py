@@ -25,7 +25,6 @@ get past it. Real isolation needs a container or a VM.
 from __future__ import annotations
 
 import os
-import re
 import selectors
 import shlex
 import signal
@@ -34,6 +33,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+import regex
 
 from ..text import marker
 from ..workspace import Workspace
@@ -246,8 +247,10 @@ _FORCE_MAIN = ("a force push to main/master (or to the current branch, which is 
                "rewrites history others have pulled (--force-with-lease is allowed)")
 
 # (pattern, why it is refused). Each is something no coding task needs and one slip makes.
-BLOCKED_COMMANDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.MULTILINE), reason)
+# Matched with the `regex` package, under a time limit: on a very long, repetitive command (`rm `
+# thirty thousand times) a pattern's work grows with the square of its length.
+BLOCKED_COMMANDS: tuple[tuple[regex.Pattern, str], ...] = tuple(
+    (regex.compile(pattern, regex.MULTILINE | regex.VERSION0), reason)
     for pattern, reason in (
         (rf"{_RM}{_ROOT_OR_HOME}", _RM_ROOT),
         # `cd ~ && rm -rf .`: the same, in two steps (up to the next cd)
@@ -277,9 +280,17 @@ BLOCKED_COMMANDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+GUARD_SECONDS = 2.0  # for all the patterns together; a command that needs more is refused
+
+
 def blocked_reason(command: str) -> str | None:
     """Why `command` is refused, or None if no blocklist pattern matches it."""
+    deadline = time.monotonic() + GUARD_SECONDS
     for pattern, reason in BLOCKED_COMMANDS:
-        if pattern.search(command):
-            return reason
+        try:
+            if pattern.search(command, timeout=max(0.01, deadline - time.monotonic())):
+                return reason
+        except TimeoutError:  # refused, not let through: the guard could not say it is safe
+            return (f"the guard could not check this command within {GUARD_SECONDS:g} s (it is "
+                    "very long and repetitive); split it into smaller commands")
     return None
