@@ -72,12 +72,16 @@ class SessionLog:
         self.logged: list[dict] | None = []
         self.model: str | None = None  # the model last written; None before the meta line
         self.claimed: int | None = None  # an open file holding the lock: see `claim`
+        self.restate = False
         if resume:
             self.claim()
             self.logged, self.meta = load(home, self.id)
             self.model = self.meta.get("model") or ""
-            for problem in self.meta.pop("damaged"):
+            damaged = self.meta.pop("damaged")
+            for problem in damaged:
                 self.on_error(f"session {self.id}: {problem}: skipped, the rest is resumed")
+            if damaged:  # the next write states the whole history, so the file replays to it
+                self.restate = True
 
     def close(self) -> None:
         """Let another process (or another SessionLog) resume this session."""
@@ -108,6 +112,8 @@ class SessionLog:
         self.agent = agent
         if self.meta is not None:
             agent.messages = list(self.logged)  # the same objects: what follows is an extension
+            if self.restate:
+                self.logged = None
         agent.subscribe(self._observe)
         return self
 
@@ -171,7 +177,7 @@ def load(home: Path | str, session_id: str) -> tuple[list[dict], dict]:
     path = session_path(home, session_id)
     damaged: list[str] = []
     messages, meta = _replay(_records(_read(path), path.stem, damaged), path.stem, damaged)
-    return repair(messages), {**meta, "damaged": damaged}
+    return repair(messages, damaged), {**meta, "damaged": damaged}
 
 
 def _replay(records: list[tuple[int, dict]], name: str,
@@ -298,12 +304,14 @@ def _records(data: bytes, name: str, damaged: list[str]) -> list[tuple[int, dict
     return records
 
 
-def repair(messages: list[dict]) -> list[dict]:
+def repair(messages: list[dict], damaged: list[str] | None = None) -> list[dict]:
     """A legal history from one a crash may have cut short.
 
     Each assistant's calls get their results right after it, in call order: the one that
     was logged, or CUT_SHORT if the session ended first. A result that answers no call
-    there is dropped. What still breaks the rule (a hand-edited file) is an error.
+    there is dropped. What still breaks the rule (a hand-edited file, two writers whose call
+    ids collided) is an error; given `damaged`, the history is instead kept up to the last
+    turn that is still legal, and what was left out is said there.
     """
     fixed: list[dict] = []
     for i, message in enumerate(messages):
@@ -322,8 +330,25 @@ def repair(messages: list[dict]) -> list[dict]:
     try:
         check_history(fixed)
     except (IllegalHistory, AttributeError, TypeError) as e:  # malformed calls trip the check too
-        raise SessionError(f"the session cannot be repaired into a legal history: {e}") from None
+        kept = _legal_head(fixed) if damaged is not None else []
+        if not kept:
+            raise SessionError(f"the session cannot be repaired into a legal history: {e}") \
+                from None
+        damaged.append(f"its last {len(fixed) - len(kept)} messages cannot be made a legal "
+                       f"history ({e})")
+        return kept
     return fixed
+
+
+def _legal_head(messages: list[dict]) -> list[dict]:
+    """The longest run of whole turns from the start that is a legal history ([] if none)."""
+    for end in reversed([i for i, m in enumerate(messages) if m["role"] == "user" and i]):
+        try:
+            check_history(messages[:end])
+            return messages[:end]
+        except (IllegalHistory, AttributeError, TypeError):
+            continue
+    return []
 
 
 def extends(old: list[dict], new: list[dict]) -> bool:

@@ -218,6 +218,22 @@ def test_a_history_that_cannot_be_made_legal_is_a_clear_error():
         repair([assistant("", [ToolCall("a", "echo")]), tool_result("a", "1"), assistant("", [ToolCall("a", "echo")])])
 
 
+def test_two_writers_whose_call_ids_collided_resume_up_to_the_last_legal_turn(tmp_path):
+    turn = [assistant("", [ToolCall("c1", "echo", "{}")]), tool_result("c1", "1"), assistant("ok")]
+    history = [user("a"), *turn, user("b"), *turn]  # the second writer reused the id c1
+    path = tmp_path / "sessions" / "both.jsonl"
+    path.parent.mkdir()
+    path.write_text("\n".join(json.dumps({"type": "message", "message": m}) for m in history) + "\n")
+    messages, meta = load(tmp_path, "both")
+    assert messages == history[:4]
+    assert meta["damaged"] == ["its last 4 messages cannot be made a legal history (message 5 (assistant): "
+                               "duplicate tool call id 'c1')"]
+    agent = make(tmp_path, ["carried on"])
+    SessionLog(tmp_path, "both", resume=True, on_error=lambda text: None).attach(agent)
+    agent.chat("c")
+    assert load(tmp_path, "both")[0] == agent.messages  # what came after the cut is kept too
+
+
 def test_list_sessions_newest_first_with_count_and_preview(tmp_path):
     ids = []
     for n, text in enumerate(["first   task\nwith lines", "second"]):
