@@ -19,17 +19,17 @@ from benchmarks.lines import ENGINE, measure, totals
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The reshape's end state, rounded up to 5, then what a hostile repository needed (#15): files
-# read bounded and never blocking, the process groups bash must kill on exit, the guard's variants
+# The reshape's end state, rounded up to 5, then what a hostile repository needed (#15): files read
+# bounded and never blocking, the process groups bash must kill on exit, the guard's variants
 # (chapter 2); the servers' minimal environment (chapter 7); trust, and instructions that are the
 # project's own files (chapter 8); then hostile inputs (#16): tools that refuse FIFOs and devices
-# and read within a bound, grep's matching under a timeout (chapter 2), linear reassembly and
-# time limits for a reply and for an idle stream (chapter 3); text no request can refuse, a walk
-# and a glob match without recursion, writes that keep mode, owner and read-only (chapter 2); a
-# provider answering nonsense, a reply cut at its limit (chapter 3); one writer per session, a
-# damaged line skipped and said, a history cut back to its last legal turn (chapter 8); a command that redirects its own output waited for, a
-# schema the check cannot read, the guard under a time limit (chapter 2); a server line without
-# end read in pieces (chapter 7).
+# and read within a bound, grep's matching under a timeout (chapter 2), linear reassembly and time
+# limits for a reply and for an idle stream (chapter 3); text no request can refuse, a walk and a
+# glob match without recursion, writes that keep mode, owner and read-only (chapter 2); a provider
+# answering nonsense, a reply cut at its limit (chapter 3); one writer per session, a damaged line
+# skipped and said, a history cut back to its last legal turn (chapter 8); a command that redirects
+# its own output waited for, a schema the check cannot read, the guard under a time limit (chapter
+# 2); a server line without end read in pieces (chapter 7).
 BUDGETS = {
     "chapter 1": 310, "chapter 2": 830, "chapter 3": 300, "chapter 4": 175, "chapter 5": 55,
     "chapter 6": 140, "chapter 7": 435, "chapter 8": 500,
