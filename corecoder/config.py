@@ -9,8 +9,8 @@ file), and it cannot move CORECODER_HOME, where the user's own trusted settings 
 
 A model is named `provider/model`; the provider part picks a preset (base URL, key
 variable, quirks), and anything else is sent to OpenAI or to whatever OpenAI-compatible
-server `OPENAI_BASE_URL` points at. Nothing here touches the network
-or creates files: `load_config` only reads, so it is cheap to call and easy to test.
+server `OPENAI_BASE_URL` points at. Nothing here touches the network or creates files:
+`load_config` only reads, so it is cheap to call and easy to test.
 """
 
 from __future__ import annotations
@@ -145,10 +145,11 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
     override = _get(env, *endpoints) or _get(project, *endpoints)
     provider = provider or PROVIDERS["openai"]  # with an override: any OpenAI-compatible server
     notes = []
-    api_key = _api_key(settings, provider, override)
-    if override and not _get(env, *endpoints):
-        # The project chose the endpoint: it gets a key from the project's file, or none at all.
-        api_key = _api_key(project, provider, override) or NO_KEY
+    projects_endpoint = bool(override) and not _get(env, *endpoints)
+    # An endpoint the project chose gets a key from the project's file, or none at all.
+    api_key = _api_key(project if projects_endpoint else settings, provider, override)
+    if projects_endpoint:
+        api_key = api_key or NO_KEY
         names = ("CORECODER_API_KEY", *provider.key_env, "OPENAI_API_KEY")
         if _get(env, *names) and not _get(project, *names):
             notes.append(f"{dotenv_path} sets the endpoint {override}, so no API key from "

@@ -88,8 +88,7 @@ class Renderer:
         # soft_wrap: pieces arrive mid-word; let the terminal wrap, not rich, or words break
         # at piece ends
         self.console.print(printable(text), style="dim italic", end="", soft_wrap=True,
-                           markup=False,
-                           highlight=False)
+                           markup=False, highlight=False)
         self.thinking = True
 
     def _print(self, text: str, style: str) -> None:

@@ -176,7 +176,7 @@ def load(home: Path | str, session_id: str) -> tuple[list[dict], dict]:
     and under "damaged" what could not be read, line by line: the rest is kept)."""
     path = session_path(home, session_id)
     damaged: list[str] = []
-    messages, meta = _replay(_records(_read(path), path.stem, damaged), path.stem, damaged)
+    messages, meta = _replay(_records(_read(path), damaged), path.stem, damaged)
     return repair(messages, damaged), {**meta, "damaged": damaged}
 
 
@@ -222,7 +222,7 @@ def list_sessions(home: Path | str) -> list[SessionInfo]:
             continue  # a bad name, or a link leading out: never read
         try:
             damaged: list[str] = []  # listed anyway: resuming says what was skipped
-            records = _records(_read(path), path.stem, damaged)
+            records = _records(_read(path), damaged)
             count = len(_replay(records, path.stem, damaged)[0])
             first = next((m for _, r in records for m in (r.get("messages") or [r.get("message")])
                           if isinstance(m, dict) and m.get("role") == "user"), {})
@@ -284,7 +284,7 @@ def _read(path: Path) -> bytes:
         raise SessionError(f"cannot read session {path.stem!r}: {e.strerror or e}") from None
 
 
-def _records(data: bytes, name: str, damaged: list[str]) -> list[tuple[int, dict]]:
+def _records(data: bytes, damaged: list[str]) -> list[tuple[int, dict]]:
     """The records with their line numbers. A broken last line is a crash mid-write: dropped.
     A broken line before it (a hand edit, a disk error) is skipped, and said in `damaged`."""
     lines = data.split(b"\n")

@@ -39,9 +39,6 @@ class ProjectConfig:
             digest.update(f"{name}\0{len(self.files[name])}\0".encode() + self.files[name])
         return digest.hexdigest()
 
-    def paths(self) -> list[Path]:
-        return [self.root / ".corecoder" / name for name in self.files]
-
     def commands(self) -> list[str]:
         """What would run, one line each, as the question shows it."""
         lines = []

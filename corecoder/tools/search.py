@@ -20,6 +20,8 @@ import time
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+import regex
+
 from ..files import kind, looks_binary, read_regular
 from ..text import marker, shorten
 from ..workspace import Workspace
@@ -172,7 +174,7 @@ class Grep(Tool):
 
     def run(self, ws: Workspace, pattern: str, path: str | None = None,
             include: str | None = None) -> str:
-        regex = compile_pattern(pattern)
+        matcher = compile_pattern(pattern)
         root = search_root(ws, path)
         if not root.is_file() and not root.is_dir():
             raise ToolError(f"{ws.show(root)} is {kind(root.stat().st_mode)}; grep searches "
@@ -208,7 +210,7 @@ class Grep(Tool):
                 try:
                     # concurrent: the match lets go of the GIL, so Ctrl+C and the other calls
                     # go on meanwhile
-                    found = regex.search(line, timeout=MAX_MATCH_SECONDS, concurrent=True)
+                    found = matcher.search(line, timeout=MAX_MATCH_SECONDS, concurrent=True)
                 except TimeoutError:
                     stopped = (f"stopped: the pattern took over {MAX_MATCH_SECONDS:g} s on line "
                                f"{number} of {ws.show(file)}, backtracking; write it so that each "
@@ -249,9 +251,7 @@ def around(line: str, found) -> str:
 
 # --- defences: what makes a search useless or endless ------------------------------------------
 
-def compile_pattern(pattern: str):
-    import regex  # here: only grep needs it, and importing corecoder stays quick
-
+def compile_pattern(pattern: str) -> regex.Pattern:
     if not pattern:
         raise ToolError("pattern is empty")
     try:  # VERSION0: the syntax and meaning of Python's re
