@@ -45,7 +45,7 @@ class ProjectConfig:
         for name, data in self.files.items():
             try:
                 found = _commands(name, json.loads(data))
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
                 found = []
             lines += found or [f".corecoder/{name} (no command found in it)"]
         return lines

@@ -38,6 +38,8 @@ def test_the_question_lists_every_command_that_would_run(tmp_path):
 def test_a_file_that_cannot_be_read_as_config_is_still_named(tmp_path):
     assert project(tmp_path, hooks="{oops").commands() == [
         ".corecoder/hooks.json (no command found in it)"]
+    deep = "[" * 200_000 + "]" * 200_000  # nested past Python's stack: still a question, no crash
+    assert project(tmp_path, hooks=deep).commands() == [".corecoder/hooks.json (no command found in it)"]
 
 
 def test_trust_is_remembered_until_a_file_changes(tmp_path):
