@@ -13,7 +13,7 @@ import platform
 import sys
 from pathlib import Path
 
-from . import cache, cold_start, course, long_session, report, scenario, upstream
+from . import cache, cold_start, course, long_session, reassembly, report, scenario, upstream
 
 HERE = Path(__file__).resolve().parent
 
@@ -91,6 +91,8 @@ def main(argv: list[str] | None = None) -> dict:
     say(f"cache session: {cache.ROUNDS} rounds, each agent once ...")
     theirs_cache = theirs and scenario.Contender("upstream", theirs.command, upstream.translate(cache.script()))
     results["cache"] = cache.compare(scenario.Contender("ours", ours.command, cache.script()), theirs_cache)
+    say("reassembly: 1 MB of arguments in 7-character fragments ...")
+    results["reassembly"] = reassembly.measure()
     results["course"] = None if args.skip_course else run_course()
     results["machine"]["load_average_after"] = os.getloadavg()
     results["targets"] = report.check_targets(results)

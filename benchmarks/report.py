@@ -14,6 +14,8 @@ TARGETS = [
     ("the same in CPU time (robust to load)", ("long_session", "ratio_last_to_10_cpu"), 1.5),
     ("cached-price cost of the cache session, ours / upstream", ("cache", "cost_ratio"), 0.5),
     ("prefix reuse of the cache session, ours", ("cache", "ours", "prefix_reuse"), -0.97),
+    # linear: 10 (ten times the fragments); re-joining on every fragment, as before #16: about 100
+    ("reassembly time, 1 MB / 100 KB of arguments", ("reassembly", "growth_10x"), 15),
 ]
 
 
@@ -94,6 +96,18 @@ def cache_table(c: dict) -> list[str]:
     return table([f"cache session ({c['rounds']} rounds)", "ours", "upstream"], rows)
 
 
+def reassembly_table(r: dict) -> list[str]:
+    rows = [["the assembler, 1 MB", fmt(r["seconds"], " s", 3)],
+            ["the assembler, 100 KB", fmt(r["seconds_small"], " s", 4)],
+            ["keeping the fragments and joining them once, 1 MB (the baseline)",
+             fmt(r["baseline_seconds"], " s", 4)],
+            ["the assembler / the baseline", fmt(r["ratio_to_baseline"], "", 1)],
+            ["100 KB through the loopback server and the openai client",
+             fmt(r["client_seconds_small"], " s", 2)],
+            ["of it, per fragment", fmt(r["client_us_per_fragment"], " µs", 0)]]
+    return table([f"reassembly ({r['fragments']:,} fragments of 7 characters)", "time"], rows)
+
+
 def course_table(c: dict) -> list[str]:
     if c.get("error"):
         return table(["the course", "time"], [["not measured", c["error"]]])
@@ -122,7 +136,8 @@ def headline(results: dict) -> str:
 def render(results: dict) -> str:
     """The headline, then every table the results have, Markdown, blank lines between."""
     parts = [[headline(results)], scenario_table(results["scenario"]), cold_table(results["cold_start"]),
-             long_table(results["long_session"]), cache_table(results["cache"])]
+             long_table(results["long_session"]), cache_table(results["cache"]),
+             reassembly_table(results["reassembly"])]
     if results.get("course"):
         parts.append(course_table(results["course"]))
     parts.append(targets_table(results["targets"]))

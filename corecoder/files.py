@@ -4,9 +4,12 @@ spotting binary files."""
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
+import shutil
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -30,7 +33,9 @@ def atomic_write(path: Path | str, data: bytes | str) -> str:
     if isinstance(data, str):
         data = data.encode("utf-8")
     # The name's head only: a 250-character name plus the random part would pass the limit.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:100]}.", suffix=".tmp")
+    prefix = f".{path.name[:100]}."
+    remove_stale(path.parent, glob.escape(prefix) + "*.tmp")  # what a killed write left
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -57,6 +62,24 @@ def refuse_to_replace(path: Path, old: os.stat_result) -> None:
     if not old.st_mode & stat.S_IWUSR:  # checked by hand: root's writes pass every permission
         raise PermissionError(f"it is read-only (mode {old.st_mode & 0o777:o}): make it writable "
                               "first if it is meant to change")
+
+
+# No write or command of ours takes an hour: a temp file of ours untouched that long was left by a
+# process that died with it open (kill -9, a power cut), and nobody else will remove it.
+STALE_AFTER = 3600
+
+
+def remove_stale(folder: Path, pattern: str) -> None:
+    """Remove the files or folders in `folder` matching `pattern` (a glob) that nothing has
+    touched for STALE_AFTER seconds. Best effort: what can't be removed (another user's) stays."""
+    cutoff = time.time() - STALE_AFTER
+    for left in Path(folder).glob(pattern):
+        with contextlib.suppress(OSError):
+            if left.lstat().st_mtime < cutoff:
+                if left.is_dir() and not left.is_symlink():
+                    shutil.rmtree(left)
+                else:
+                    left.unlink()
 
 
 # The most a tool reads of one file: a log of gigabytes is grepped or read in pieces by bash.

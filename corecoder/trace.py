@@ -95,8 +95,10 @@ class Printer:
             mark = MARKS.get(event.status, "✗")
             body = preview(event.result, self.result_lines).replace("\n", "\n    ")
             self.line(f"  {mark} {body}")
-        elif isinstance(event, Finished) and event.reason != "answer":
+        elif isinstance(event, Finished) and event.reason == "max_rounds":
             self.line(f"[{event.reason}] {event.text}".rstrip())
+        # an error or an interrupt ends chat() with an exception: its caller says what happened,
+        # once (the command's last line is "error: ..."), so it is not said here as well
         elif isinstance(event, Finished) and self.mid_line:
             self.line("")
 

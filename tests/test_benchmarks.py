@@ -73,6 +73,15 @@ def test_the_cache_session_measures_our_requests_against_the_most_any_agent_coul
     assert 0 < ours["cost_vs_uncached"] < 1 and "upstream" not in results["cache"]
 
 
+def test_reassembly_is_timed_at_two_sizes_against_the_least_work_and_through_the_client(results):
+    r = results["reassembly"]
+    assert r["bytes"] == 1_000_034 and r["fragments"] == 142_862  # {"path": ..., "content": 1 MB}
+    assert positive(r["seconds"], r["seconds_small"], r["baseline_seconds"], r["client_seconds_small"])
+    assert r["growth_10x"] == r["seconds"] / r["seconds_small"]
+    assert r["ratio_to_baseline"] == r["seconds"] / r["baseline_seconds"]
+    assert "| reassembly (142,862 fragments of 7 characters) | time |" in report.render(results)
+
+
 def test_the_upstream_script_does_the_same_work_in_its_own_argument_names():
     ours, theirs = SCRIPT, upstream.translate(SCRIPT)
     assert len(theirs) == len(ours) and theirs[-1] == ours[-1]

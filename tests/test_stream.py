@@ -80,21 +80,3 @@ def test_a_think_tag_inside_the_answer_is_just_text():
 def test_text_that_only_looks_like_the_start_of_a_tag_is_not_lost():
     assert split(["<th"]) == ("", "<th")
     assert split(["<thinking about it>"]) == ("", "<thinking about it>")
-
-
-def test_a_megabyte_of_arguments_in_small_fragments_is_joined_once(monkeypatch):
-    """Reassembly is linear: a fragment is compared with what came before only when it is as long
-    as all of it (the one way it can repeat a complete first chunk), so 1 MB in 7-character
-    fragments joins the pieces once, at the end, not once per fragment."""
-    import json
-
-    from corecoder import stream
-
-    joins = []
-    text = stream._Partial.text
-    monkeypatch.setattr(stream._Partial, "text", lambda self: joins.append(1) or text(self))
-    arguments = json.dumps({"path": "big.txt", "content": "x" * 1_000_000})
-    fragments = [(0, "c1", "write_file", "")] + [(0, None, None, arguments[k:k + 7])
-                                                 for k in range(0, len(arguments), 7)]
-    assert assemble(*fragments) == [ToolCall("c1", "write_file", arguments)]
-    assert len(joins) <= 2

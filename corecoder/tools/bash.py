@@ -36,12 +36,14 @@ from pathlib import Path
 
 import regex
 
+from ..files import remove_stale
 from ..text import marker
 from ..workspace import Workspace
 from .base import Tool, ToolError
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
+SCRATCH = "corecoder-bash-"  # the prefix of each call's temp folder
 # Of each stream, the head and the tail kept: the agent bounds what the model is shown,
 # this bounds what is held in memory (`yes` for a minute costs 2 MiB, not gigabytes).
 KEEP_BYTES = 1 << 20
@@ -73,6 +75,7 @@ class Bash(Tool):
 
     def __init__(self) -> None:
         self.running: set[subprocess.Popen] = set()  # the shells of the calls running now
+        remove_stale(Path(tempfile.gettempdir()), f"{SCRATCH}*")  # left by a killed corecoder
 
     def stop_all(self) -> None:
         """Kill every command still running, with all it started. For the moment the agent's
@@ -94,7 +97,7 @@ class Bash(Tool):
             while not ws.cwd.is_dir():
                 ws.cwd = ws.cwd.parent
             note = f"[note: {gone} no longer exists; running in {ws.cwd}]\n"
-        with tempfile.TemporaryDirectory(prefix="corecoder-bash-") as scratch:
+        with tempfile.TemporaryDirectory(prefix=SCRATCH) as scratch:
             where = Path(scratch) / "cwd"  # the EXIT trap writes the shell's last cwd here
             startup = Path(scratch) / "startup.sh"
             startup.write_text(startup_script(where, os.environ.get("BASH_ENV")))

@@ -44,7 +44,8 @@ class WriteFile(Tool):
         verb = "overwrote" if existed else "created"
         size = len(content.encode("utf-8"))
         lines = count_lines(content)
-        done = f"{verb} {shown}: {lines} line{'' if lines == 1 else 's'} ({size:,} bytes)"
+        done = (f"{verb} {shown}: {lines} line{'' if lines == 1 else 's'} "
+                f"({size:,} byte{'' if size == 1 else 's'})")
         return f"{done} {note}" if note else done
 
 

@@ -12,6 +12,9 @@ Each flag switches on one way real servers go wrong:
     --hang-start      never answer initialize
     --environ         also serve the tool `environ`: the server's environment, as the npm
                       reference server's get-env tool answers
+    --odd-schema      also serve the tool `odd`, whose input schema is malformed (an enum that is
+                      a number); it answers with the arguments it got
+    --flood-mb N      before answering each tools/call, write one line of N MB on stdout
 
 Tools: echo (text back), crash (the process dies mid-call), hang (never answered),
 grow (adds the tool `extra` and sends notifications/tools/list_changed before its reply),
@@ -35,6 +38,8 @@ TOOLS = [
     {"name": "deaf", "description": "Stop reading input."},
 ]
 ENVIRON = {"name": "environ", "description": "The server's environment.", "inputSchema": {"type": "object"}}
+ODD = {"name": "odd", "description": "A malformed schema.",
+       "inputSchema": {"type": "object", "properties": {"a": {"enum": 3}}}}
 EXTRA = {"name": "extra", "description": "Appears after grow.", "inputSchema": {"type": "object"}}
 
 
@@ -74,8 +79,10 @@ def main() -> None:
     parser.add_argument("--ask", action="store_true")
     parser.add_argument("--hang-start", action="store_true")
     parser.add_argument("--environ", action="store_true")
+    parser.add_argument("--odd-schema", action="store_true")
+    parser.add_argument("--flood-mb", type=int, default=0)
     opts = parser.parse_args()
-    tools = list(TOOLS) + ([ENVIRON] if opts.environ else [])
+    tools = list(TOOLS) + ([ENVIRON] if opts.environ else []) + ([ODD] if opts.odd_schema else [])
     if opts.banner:
         print("bad server 0.1 starting up... (this line is not JSON)", flush=True)
         print("", flush=True)
@@ -111,6 +118,10 @@ def call(opts, tools: list, msg_id, params: dict) -> None:
         for _ in range(int(opts.stderr_mb * 1024)):
             sys.stderr.write(chunk)
         sys.stderr.flush()
+    if opts.flood_mb:  # one line of N MB: a client that reads lines whole would hold all of it
+        for _ in range(opts.flood_mb):
+            sys.stdout.write("x" * (1 << 20))
+        sys.stdout.write("\n")
     text = ""
     if opts.ask:
         text = json.dumps(ask_client(msg_id))
@@ -131,6 +142,8 @@ def call(opts, tools: list, msg_id, params: dict) -> None:
         text = "grown"
     elif name == "extra":
         text = "extra ran"
+    elif name == "odd":
+        text = f"odd ran with {json.dumps(args)}"
     elif name == "environ":
         text = json.dumps(dict(os.environ))
     else:

@@ -44,11 +44,17 @@ ROWS = {
                 "SIGHUP and a double Ctrl+C while a command runs"),
     "inputs": ("Strange files, patterns and providers, through the command",
                "read, edit, write and grep of a FIFO, /dev/zero and a link to it; a pattern that "
-               "backtracks on a line; a stream that stalls or never ends; config files nested "
+               "backtracks on a line, Ctrl+C during a long search; a stream that stalls or never "
+               "ends; config files nested "
                "100,000 deep or priced NaN; a file name that is not UTF-8; arguments nested 10,000 "
                "deep; a tree 1,200 deep; writes over read-only and hard-linked files; a provider "
-               "sending a chunk that is not JSON, a web page, no choices, usage in strings; one "
-               "session resumed in two terminals"),
+               "sending a chunk that is not JSON, a web page, no choices, usage in strings, a "
+               "context overflow in Anthropic's and Gemini's words, a reply cut at its output "
+               "limit; one session resumed in two terminals, a session edited by hand; a hook "
+               "vetoing in 5 MB or in Latin-1; a command redirecting its own output; MCP servers "
+               "with a malformed schema, a 300 MB line, one name for two; an edit matching "
+               "nothing in a million lines or for 400 retyped ones; 1 MB of arguments in "
+               "7-character fragments; temp files a kill -9 left"),
 }
 
 

@@ -1,4 +1,4 @@
-"""Strange files and patterns, through the command: each gets one clear line, and nothing hangs.
+"""Strange files, patterns, providers and servers, through the command: each gets one clear line, and nothing hangs.
 
 A hang fails here by the command's own timeout (60 s in helpers.corecoder), never by CI's.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -73,6 +74,31 @@ def test_fifos_devices_and_backtracking_patterns_get_one_line_each(tmp_path):
     assert stat.S_ISFIFO((root / "pipe").stat().st_mode)  # still a FIFO: never replaced
 
 
+def test_ctrl_c_during_a_long_search_ends_the_command_at_once(tmp_path):
+    """Matching lets go of the interpreter's lock, so the signal is seen mid-search: 300 files that
+    each take a tenth of a second to match would hold the command for half a minute."""
+    import signal
+
+    for n in range(300):
+        (tmp_path / f"f{n}.txt").write_text("a" * 25 + "!\n")  # (a|aa)+$ backtracks on it
+    script = [call("grep", pattern="(a|aa)+$"), "done"]
+    with ScriptServer(script) as server:
+        env = environment(server, tmp_path / "home")
+        proc = subprocess.Popen([sys.executable, "-m", "corecoder", "-p", "hi"], cwd=tmp_path, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        seen = ""
+        while "→ grep(" not in seen:  # the call has started (the trace says so as it does)
+            seen += proc.stderr.readline() or pytest.fail(f"ended before the search: {seen}")
+        time.sleep(1)  # well into it
+        assert proc.poll() is None
+        os.kill(proc.pid, signal.SIGINT)
+        stopped = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and time.monotonic() - stopped < 10, seen + err
+    assert "[interrupted: the user stopped this call before it finished]" in err
+
+
 # Streams are bounded: an idle one fails, an endless one is given up, each within its setting
 
 
@@ -95,6 +121,29 @@ def test_a_silent_stream_is_retried_and_an_endless_one_given_up_within_their_lim
                         env=environment(server, tmp_path, CORECODER_IDLE_TIMEOUT="0.3"))
     assert run.returncode == 1 and run.stderr.splitlines()[-1].endswith(
         "after 4 attempts: it sent nothing for 0.3 s (the limit is CORECODER_IDLE_TIMEOUT)")
+
+
+# Reassembly is linear: the fragments of a call are joined once, not once for each (see benchmarks)
+
+
+def test_a_megabyte_of_arguments_in_7_character_fragments_is_joined_once(monkeypatch):
+    """Reassembly is linear: a fragment is compared with what came before only when it is as long
+    as all of it (the one way it can repeat a complete first chunk), so 1 MB in 7-character
+    fragments joins the pieces once, at the end, not once per fragment."""
+    from corecoder import stream
+    from corecoder.messages import ToolCall
+
+    joins = []
+    text = stream._Partial.text
+    monkeypatch.setattr(stream._Partial, "text", lambda self: joins.append(1) or text(self))
+    arguments = json.dumps({"path": "big.txt", "content": "x" * 1_000_000})
+    fragments = [(0, "c1", "write_file", "")] + [(0, None, None, arguments[k:k + 7])
+                                                 for k in range(0, len(arguments), 7)]
+    calls = stream.ToolCallAssembler()
+    for index, id, name, piece in fragments:
+        calls.add(index, id, name, piece)
+    assert calls.result() == [ToolCall("c1", "write_file", arguments)]
+    assert len(joins) <= 2
 
 
 # No input ends a session with a traceback
@@ -191,15 +240,18 @@ def test_a_write_refuses_a_read_only_file_says_what_becomes_of_hard_links_and_ta
 
 class Nonsense:
     """A server answering every request with the same raw body, as no script can: a context
-    manager giving its base URL."""
+    manager giving its base URL. `requests` counts what it was sent."""
 
-    def __init__(self, content_type: str, body: bytes):
+    def __init__(self, content_type: str, body: bytes, status: int = 200):
+        self.requests = 0
+        nonsense = self
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                self.send_response(200)
+                nonsense.requests += 1
+                self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -277,3 +329,179 @@ def test_a_session_open_in_one_terminal_is_refused_in_a_second(tmp_path):
     assert second.stderr == (f"corecoder: session {session!r} is open in another corecoder: go on "
                              "there, or start a new session here\n")
     assert third.returncode == 0 and third.stdout == "second\n"  # the first let go as it left
+
+
+# Sessions survive hand edits: a last line without its newline is kept; a damaged one is skipped
+
+
+@pytest.mark.cases(2)
+def test_a_session_keeps_a_last_line_without_newline_and_resumes_past_a_damaged_one(tmp_path):
+    with ScriptServer(["one", "two", "three"]) as server:
+        env = environment(server, tmp_path / "home")
+        assert corecoder("-p", "first", cwd=tmp_path, env=env).returncode == 0
+        [log] = (tmp_path / "home" / "sessions").iterdir()
+        log.write_bytes(log.read_bytes().removesuffix(b"\n"))  # as an editor may save it
+        corecoder("-p", "second", "--resume", log.stem, cwd=tmp_path, env=env)
+        sent_second = server.requests[-1]["body"]["messages"][1:]
+        records = log.read_bytes().split(b"\n")
+        records[1] = records[1][:20]  # the first prompt's record, cut short
+        log.write_bytes(b"\n".join(records))
+        third = corecoder("-p", "third", "--resume", log.stem, cwd=tmp_path, env=env)
+        sent_third = server.requests[-1]["body"]["messages"][1:]
+    assert sent_second == [{"role": "user", "content": "first"}, {"role": "assistant", "content": "one"},
+                           {"role": "user", "content": "second"}]
+    assert third.returncode == 0 and third.stdout == "three\n"
+    assert third.stderr.splitlines()[0] == (f"warning: session {log.stem}: line 2 is not JSON: skipped, "
+                                            "the rest is resumed")
+    assert sent_third == sent_second[1:] + [{"role": "assistant", "content": "two"},
+                                            {"role": "user", "content": "third"}]
+
+
+# Errors say the true thing
+
+
+OVERFLOWS = {  # a provider -> its words for a request too long for the window
+    "Anthropic": "prompt is too long: 215000 tokens > 200000 maximum",
+    "Gemini": "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+}
+
+
+@pytest.mark.parametrize("provider", OVERFLOWS)
+def test_a_context_overflow_in_another_providers_words_compacts_and_retries(tmp_path, provider):
+    (tmp_path / "big.txt").write_text("x" * 30_000 + "\n")
+    home = tmp_path / "home"
+    script = [call("read_file", path="big.txt"), call("read_file", path="big.txt"), "read them"]
+    with ScriptServer(script) as server:  # a history with something in it to compact
+        assert corecoder("-p", "read", cwd=tmp_path, env=environment(server, home)).returncode == 0
+    [log] = (home / "sessions").iterdir()
+    body = json.dumps({"error": {"message": OVERFLOWS[provider], "type": "invalid_request_error"}})
+    refusing = Nonsense("application/json", body.encode(), status=400)
+    with refusing as url:
+        env = environment(None, home, OPENAI_BASE_URL=url, OPENAI_API_KEY="x", CORECODER_MODEL="m")
+        run = corecoder("-p", "and now?", "--resume", log.stem, cwd=tmp_path, env=env)
+    assert run.returncode == 1 and "[context compacted (" in run.stderr and refusing.requests >= 2, run.stderr
+    assert run.stderr.splitlines()[-1] == ("error: the request is longer than scripted's context window: "
+                                           + OVERFLOWS[provider])
+
+
+@pytest.mark.cases(2)
+def test_a_reply_cut_at_the_output_limit_says_so_to_the_user_and_to_the_model(tmp_path):
+    cut_call = {"tool_calls": [{"name": "write_file", "arguments": '{"path": "a.txt", "content": "ha'}],
+                "finish_reason": "length"}
+    with ScriptServer([{"text": "half a sent", "finish_reason": "length"}, cut_call, "ok"]) as server:
+        env = environment(server, tmp_path / "home")
+        text = corecoder("-p", "hi", cwd=tmp_path, env=env)
+        tool = corecoder("-p", "write", "--yes", cwd=tmp_path, env=env)
+    note = ("[the reply was cut here: the model reached its output limit; anything after this, a tool "
+            "call's arguments included, is missing. Write less in one reply, a large file in several steps]")
+    assert text.stdout == f"half a sent\n{note}\n"
+    assistant, result = server.requests[-1]["body"]["messages"][-2:]
+    assert assistant["content"] == "\n" + note and result["content"].startswith(
+        "bad arguments for write_file: the arguments are not valid JSON")
+    assert tool.returncode == 0 and not (tmp_path / "a.txt").exists()
+
+
+def hook(home: Path, command: str) -> None:
+    home.mkdir(exist_ok=True)
+    (home / "hooks.json").write_text(json.dumps({"PreToolUse": [{"matcher": "*", "command": command}]}))
+
+
+@pytest.mark.cases(3)
+def test_a_veto_is_bounded_and_read_in_any_bytes_and_a_command_that_redirects_itself_runs_to_its_end(
+        tmp_path):
+    home = tmp_path / "home"
+    hook(home, "head -c 5000000 /dev/zero | tr '\\0' v >&2; exit 2")  # 5 MB of reasons
+    with ScriptServer([call("read_file", path="x"), "ok"]) as server:
+        corecoder("-p", "hi", cwd=tmp_path, env=environment(server, home))
+        [flood] = [m["content"] for m in server.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    hook(home, "printf 'caf\\351 is closed' >&2; exit 2")  # the byte é has in Latin-1
+    with ScriptServer([call("read_file", path="x"), "ok"]) as server:
+        corecoder("-p", "hi", cwd=tmp_path, env=environment(server, home))
+        [latin] = [m["content"] for m in server.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    (home / "hooks.json").unlink()
+    with ScriptServer([call("bash", command="exec >log 2>&1; sleep 1; echo done"), "ok"]) as server:
+        corecoder("-p", "hi", "--yes", cwd=tmp_path, env=environment(server, home))
+        [own] = [m["content"] for m in server.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert flood.startswith("read_file refused by hook: vvvv") and len(flood) < 20_500
+    assert "characters cut" in flood
+    assert latin == "read_file refused by hook: caf\ufffd is closed"
+    assert own == "(no output)" and (tmp_path / "log").read_text() == "done\n"
+
+
+# MCP servers: a malformed schema, a line of hundreds of MB, two servers with one name
+
+
+@pytest.mark.cases(3)
+def test_mcp_servers_with_a_bad_schema_a_huge_line_and_clashing_names_cost_nothing(tmp_path):
+    bad = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "bad_server.py")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": {  # b.d and b_d: one name, sanitized
+        "b_d": {"command": sys.executable, "args": [bad, "--odd-schema", "--environ", "--flood-mb", "300"],
+                "env": {"WHO": "the first"}},
+        "b.d": {"command": sys.executable, "args": [bad, "--environ"], "env": {"WHO": "the second"}}}}))
+    script = [call("mcp__b_d__odd", a=1), call("mcp__b_d__environ"), "done"]
+    # The most memory the command used, measured by a parent of its own: a client that read the
+    # 300 MB line whole would hold it twice over (bytes, then text).
+    measured = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:]).returncode; "
+                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+                "sys.exit(code)")
+    with ScriptServer(script) as server:
+        run = subprocess.run([sys.executable, "-c", measured, sys.executable, "-m", "corecoder", "-p", "hi",
+                              "--yes"], cwd=tmp_path, env=environment(server, home), capture_output=True,
+                             text=True, timeout=60)
+        odd, environ = [m["content"] for m in server.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert run.returncode == 0 and run.stdout == "done\n", run.stderr
+    assert odd == 'odd ran with {"a": 1}' and json.loads(environ)["WHO"] == "the first"
+    peak_kib = int(run.stderr.splitlines()[-1])
+    assert peak_kib < 250 * 1024, f"{peak_kib // 1024} MB"
+
+
+# Long files and long strings give an edit's hint at once
+
+
+@pytest.mark.cases(2)
+def test_an_edit_that_matches_nothing_answers_at_once_in_a_long_file_and_for_a_long_old_string(tmp_path):
+    (tmp_path / "long.txt").write_text("".join(f"line {n} of a long file\n" for n in range(1_000_000)))
+    (tmp_path / "short.txt").write_text("".join(f"a different lime {n} here\n" for n in range(400)))
+    retyped = "".join(f"a different line {n} here\n" for n in range(400))  # every line one letter off
+    script = [call("edit_file", path="long.txt", old_string="line 7 of a lung file", new_string="x"),
+              call("edit_file", path="short.txt", old_string=retyped, new_string="x"), "done"]
+    started = time.monotonic()  # before: 90 s for the first, over two minutes for the second
+    with ScriptServer(script) as server:
+        run = corecoder("-p", "hi", "--yes", cwd=tmp_path, env=environment(server, tmp_path / "home"))
+    assert run.returncode == 0 and time.monotonic() - started < 30, run.stderr
+    long, short = [m["content"] for m in server.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert long == ("edit_file failed: old_string was not found in long.txt; nothing was changed. The file "
+                    "has 1,000,000 lines, too many to look for the closest text: grep for one line of "
+                    "old_string to see where it is, and read there.")
+    assert short.startswith("edit_file failed: old_string was not found in short.txt; nothing was changed. "
+                            "The closest text is lines 1-400 (96% similar):\na different lime 0 here\n")
+
+
+# What a killed corecoder left behind, the next one removes
+
+
+@pytest.mark.cases(2)
+def test_temp_files_a_killed_corecoder_left_are_removed_by_the_next_and_fresh_ones_kept(tmp_path):
+    temp, project = tmp_path / "tmp", tmp_path / "project"
+    temp.mkdir()
+    project.mkdir()
+    (project / "notes.txt").write_text("old\n")
+    left = [temp / "corecoder-bash-k1ll3d", project / ".notes.txt.k1ll3d.tmp"]  # kill -9 leaves these
+    fresh = [temp / "corecoder-bash-running", project / ".notes.txt.writing.tmp"]  # in use elsewhere
+    for folder in (left[0], fresh[0]):
+        folder.mkdir()
+        (folder / "startup.sh").write_text("")
+    for file in (left[1], fresh[1]):
+        file.write_text("half a vers")
+    two_hours_ago = time.time() - 7200
+    for path in left:
+        os.utime(path, (two_hours_ago, two_hours_ago))
+    script = [call("bash", command="true"), call("write_file", path="notes.txt", content="new\n"), "done"]
+    with ScriptServer(script) as server:
+        env = environment(server, tmp_path / "home", TMPDIR=str(temp))
+        run = corecoder("-p", "hi", "--yes", cwd=project, env=env)
+    assert run.returncode == 0, run.stderr
+    assert [p.exists() for p in left + fresh] == [False, False, True, True]
+    assert (project / "notes.txt").read_text() == "new\n" and sorted(temp.iterdir()) == [fresh[0]]
