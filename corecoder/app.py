@@ -18,7 +18,7 @@ from .assemble import build_agent
 from .checkpoints import Checkpoints
 from .config import Config, ConfigError, load_config, require_key
 from .events import Finished, UsageReported, WorkerEvent
-from .hooks import HookError, Hooks, load_hooks
+from .hooks import HookError, Hooks, PromptRefused, load_hooks
 from .mcp import MCPConfigError
 from .messages import IllegalHistory, ModelError
 from .permissions import Consent, PlanMode
@@ -32,7 +32,7 @@ from .workspace import project_root
 
 # What ends a task with a message: the model gave up for good, a script ran out, or a history
 # the API would reject. Anything else is a bug: said in one line too (`unexpected`).
-FAILURES = (ModelError, ScriptError, IllegalHistory)
+FAILURES = (ModelError, ScriptError, IllegalHistory, PromptRefused)
 # What stops the command from starting, said in one line: a setting, a hooks or mcp.json
 # file, a session id.
 STARTUP_ERRORS = (ConfigError, HookError, SessionError, MCPConfigError)
@@ -52,6 +52,10 @@ class App:
     log: SessionLog
     mcp: object | None = None  # an MCPHub when mcp.json names servers
 
+    def ask(self, prompt: str) -> str:
+        """One turn: the prompt through the UserPromptSubmit hooks, then to the agent."""
+        return self.agent.chat(self.hooks.prompt(prompt, self.agent.workspace.cwd))
+
     def stop_commands(self) -> None:
         """Kill every command still running, its sub-agents' too (they share the tools)."""
         for tool in list(self.agent.tools.values()):  # a copy: MCP may change them meanwhile
@@ -66,15 +70,17 @@ class App:
 
 
 def start(model: str | None = None, *, yes: bool = False, resume: str | None = None,
-          trust: bool = False, ask_trust=None, warn=None) -> App:
+          trust: bool = False, ask_trust=None, warn=None, settings: dict | None = None) -> App:
     """Everything for this directory and environment. Raises one of STARTUP_ERRORS.
     `trust`: use the project's own hooks and MCP servers without asking (--trust-project);
-    `ask_trust(commands) -> bool` asks the user, when there is a user to ask."""
+    `ask_trust(commands) -> bool` asks the user, when there is a user to ask; `settings`
+    (from flags) win over the environment's."""
     cwd, warn = Path.cwd(), warn or (lambda text: print(f"warning: {text}", file=sys.stderr))
-    config = load_config(cwd, os.environ, model=model)
+    env = {**os.environ, **(settings or {})}
+    config = load_config(cwd, env, model=model)
     log = SessionLog(config.home, resume, resume=resume is not None, on_error=warn)
     if resume and not model and log.meta.get("model"):  # carry on with the model the session used
-        config = load_config(cwd, os.environ, model=log.meta["model"])
+        config = load_config(cwd, env, model=log.meta["model"])
     for note in config.notes:
         warn(note)
     require_key(config)
@@ -104,13 +110,14 @@ def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes
     # the same wherever in the project the command starts
     project = project_root(cwd) / ".corecoder"
     files = [config.home / "hooks.json", *([project / "hooks.json"] if trusted else [])]
-    hooks = Hooks(load_hooks(*files), warn=warn)
+    hooks = Hooks(load_hooks(*files, warn=warn), warn=warn)
     consent = Consent(None, allow_all=yes, home=config.home)
     checkpoints = Checkpoints(config.home, cwd)
     agent = build_agent(llm, cwd, tools=tools, window=config.context_window, plan=plan, hooks=hooks,
                         consent=consent, checkpoints=checkpoints)
     ledger = Ledger(load_prices(config.home))
     agent.subscribe(lambda event: count_usage(ledger, event))
+    agent.subscribe(lambda event: hooks.ended(event, agent.workspace.cwd))  # the Stop hooks
     app = App(config, agent, ledger, plan, hooks, consent, checkpoints, log)
     # "provider/model", so resuming picks the provider too
     log.model_of = lambda _agent: app.config.label
@@ -166,7 +173,7 @@ def run_once(app: App, prompt: str) -> int:
     endings: list[str] = []
     agent.subscribe(lambda event: isinstance(event, Finished) and endings.append(event.reason))
     try:
-        answer = agent.chat(prompt)
+        answer = app.ask(prompt)
     except KeyboardInterrupt:
         progress.line("interrupted")
         return 130

@@ -46,8 +46,9 @@ class Gate:
         """Return a reason to refuse the call, or None to let it through."""
         return None
 
-    def after(self, tool: Tool, args: dict, result: str, workspace: Workspace) -> None:
-        """Observe a finished call. Cannot change its result."""
+    def after(self, tool: Tool, args: dict, result: str, workspace: Workspace) -> str | None:
+        """Observe a finished call. May return a note to add to its result (a linter's verdict
+        on the file just written, say); cannot undo the call."""
 
 
 @dataclass
@@ -106,9 +107,11 @@ def perform(agent, job: Job, workspace: Workspace) -> str:
     if job.refusal is None:
         for gate in agent.gates:
             try:
-                gate.after(job.tool, job.args, result, workspace)
+                note = gate.after(job.tool, job.args, result, workspace)
             except Exception as e:  # the call has run: keep its result, and say what failed
-                result += "\n" + shorten(f"[after the call, {gate.name} failed: {_error(e)}]", 500)
+                note = shorten(f"[after the call, {gate.name} failed: {_error(e)}]", 500)
+            if note:
+                result += "\n" + valid_text(shorten(str(note), OUTPUT_LIMIT))
     stopped(workspace)  # the loop has answered it as interrupted: say nothing more of it
     agent.emit(ToolCallFinished(job.call, result, status))
     return result

@@ -33,6 +33,9 @@ def parser() -> argparse.ArgumentParser:
                    help="carry on a saved session (see /sessions in the REPL)")
     p.add_argument("-m", "--model", help="provider/model (deepseek/deepseek-chat) or a model name; "
                    "default: CORECODER_MODEL, then .env, then gpt-4o-mini")
+    p.add_argument("--base-url", help="the OpenAI-compatible endpoint (as CORECODER_BASE_URL)")
+    p.add_argument("--api-key", help="the key for it (as CORECODER_API_KEY; the environment is "
+                   "safer: a flag shows in the process list)")
     p.add_argument("--demo", action="store_true",
                    help="fix a small buggy project offline with a scripted model "
                         "(no key, no network)")
@@ -52,8 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.prompt is None:  # the REPL: there is someone to ask
         from .repl import ask_trust as ask
     try:
+        flags = {"CORECODER_BASE_URL": args.base_url, "CORECODER_API_KEY": args.api_key}
         app = start(args.model, yes=args.yes, resume=args.resume, trust=args.trust_project,
-                    ask_trust=ask)
+                    ask_trust=ask, settings={k: v for k, v in flags.items() if v})
     except STARTUP_ERRORS as e:
         print(f"corecoder: {e}", file=sys.stderr)
         return 1

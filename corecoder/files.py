@@ -45,6 +45,8 @@ def atomic_write(path: Path | str, data: bytes | str) -> str:
             os.chmod(tmp, old.st_mode & 0o7777)  # keep an executable script executable
             with contextlib.suppress(OSError):  # only root may give a file to someone else
                 os.chown(tmp, old.st_uid, old.st_gid)
+        else:  # mkstemp makes it private (600): a new file gets what `touch` would give it
+            os.chmod(tmp, 0o666 & ~UMASK)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -53,6 +55,15 @@ def atomic_write(path: Path | str, data: bytes | str) -> str:
         return (f"(it had {old.st_nlink - 1} other hard link{'s' * (old.st_nlink > 2)}: they keep "
                 "the old content; this name has the new)")
     return ""
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # the one way to read it is to set it, and set it back
+    os.umask(mask)
+    return mask
+
+
+UMASK = _umask()  # read once, at import: setting it while other threads create files would race
 
 
 def refuse_to_replace(path: Path, old: os.stat_result) -> None:

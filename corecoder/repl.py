@@ -48,6 +48,7 @@ HELP = (
 # in the config dir; hooks.json and mcp.json also in .corecoder/
 FILES = ("hooks.json", "mcp.json", "pricing.json")
 PROMPT = "› "
+PLAN_PROMPT = "plan › "  # plan mode is on: nothing will be changed
 DIFF_LINES = 40  # of each file in /diff
 KEYS = "Enter sends · Alt+Enter (or Esc, Enter) adds a line · Ctrl+C stops a turn"
 
@@ -81,7 +82,7 @@ class Repl:
         while True:
             try:
                 # say it each time: the consent question changes it
-                line = self.session.prompt(PROMPT)
+                line = self.session.prompt(PLAN_PROMPT if self.app.plan.on else PROMPT)
             except (KeyboardInterrupt, EOFError):
                 return 0
             if not self.handle(line):
@@ -92,13 +93,15 @@ class Repl:
         text = line.strip()
         if not text:
             return True
+        if text.lower() in ("quit", "exit"):  # as upstream's REPL, and a shell, take them
+            return False
         if text.startswith("/"):
             return self.command(text)
         if self.app.plan.on and text.lower() in ("approve", "approved", "go", "go ahead"):
             self.app.plan.on = False
             self.say("plan approved: plan mode is off", "green")
             text = "I approve the plan. Carry it out now."
-        self.attempt(self.agent.chat, text)
+        self.attempt(self.app.ask, text)
         self.say(self.ledger.summary(), "dim")
         return True
 
@@ -135,6 +138,8 @@ class Repl:
         hooks, servers = self.app.hooks.count(), len(self.app.mcp.status()) if self.app.mcp else 0
         self.say(f"session {self.app.log.id} · {hooks} hook{'s' * (hooks != 1)} · "
                  f"{servers} MCP server{'s' * (servers != 1)}", "dim")
+        if self.app.consent.allow_all:
+            self.say("--yes: files are changed and commands run without asking", "bold yellow")
         self.say(f"/help for commands · {KEYS}", "dim")
 
     def ask(self, tool, args: dict) -> str:

@@ -1,6 +1,7 @@
 """Small tools for tests of the loop, each doing one predictable thing, and for tests of the
 command: a clean environment, a run of `corecoder`, a terminal read until a pattern shows."""
 
+import contextlib
 import os
 import re
 import select
@@ -98,3 +99,32 @@ def read_until(fd: int, pattern: str, seen: bytearray, timeout: float = 15) -> s
             except OSError:  # the other end closed
                 break
     raise AssertionError(f"{pattern!r} never appeared in: {seen.decode(errors='replace')!r}")
+
+
+@contextlib.contextmanager
+def terminal(cwd: Path, env: dict, *args: str):
+    """`corecoder ARGS` in a pseudo-terminal of its own, as a shell starts it: (process, fd,
+    output)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+
+    def own_terminal():
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    env = {**env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "corecoder", *args], cwd=cwd, env=env, stdin=child,
+                            stdout=child, stderr=child, preexec_fn=own_terminal)
+    os.close(child)
+    try:
+        yield proc, main, bytearray()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        os.close(main)

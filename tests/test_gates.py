@@ -125,7 +125,8 @@ def test_hooks_get_the_call_as_json_and_post_hooks_see_the_response(tmp_path):
     (tmp_path / "out.txt").write_text("hello")
     run(tmp_path, [read()], [gate])
     pre, post = [json.loads(line) for line in log.read_text().splitlines()]
-    assert pre["tool_name"] == "read_file" and pre["tool_input"] == {"path": "out.txt"}
+    # file_path as well as path: the name upstream CoreCoder's and Claude Code's hooks read
+    assert pre["tool_name"] == "read_file" and pre["tool_input"] == {"file_path": "out.txt", "path": "out.txt"}
     assert "hello" in post["tool_response"] and post["cwd"] == str(tmp_path.resolve())
 
 

@@ -362,3 +362,14 @@ def test_a_write_keeps_the_files_owner(tmp_path):
     os.chown(target, 1234, 5678)
     WriteFile().run(Workspace(cwd=tmp_path), path="theirs.txt", content="new")
     assert (target.stat().st_uid, target.stat().st_gid, target.read_text()) == (1234, 5678, "new")
+
+
+def test_a_new_file_gets_the_permissions_the_umask_gives_as_touch_would(tmp_path):
+    import subprocess
+
+    from corecoder.files import UMASK
+
+    subprocess.run(["touch", str(tmp_path / "touched")], check=True)
+    WriteFile().run(Workspace(tmp_path), "written.txt", "x\n")
+    touched, written = (stat.S_IMODE((tmp_path / n).stat().st_mode) for n in ("touched", "written.txt"))
+    assert written == touched == 0o666 & ~UMASK

@@ -270,6 +270,10 @@ BLOCKED_COMMANDS: tuple[tuple[regex.Pattern, str], ...] = tuple(
         (rf"(?:\bof=|>\s*){_DISK}", "writing to a disk device overwrites the whole disk"),
         (r"(?<![\w:.])(?P<name>[\w:.]+)\s*\(\)\s*\{\s*(?P=name)\s*\|\s*(?P=name)\s*&",
          "a fork bomb spawns processes until the machine stalls"),
+        (r"(?<![\w-])(?:curl|wget)\s[^;&\n]*(?<!\|)\|(?!\|)\s*"  # a pipe, not ||, into
+         r"(?:sudo\s+)?(?:[\w/]*/)?(?:env\s+)?(?:ba|z|da|k)?sh(?![\w.-])",  # [/bin/][env ]sh
+         "piping a download into a shell runs code nobody has read: download it, read it, then "
+         "run it"),
         (rf"{_COMMAND_START}(?:systemctl\s+)?(?:shutdown|reboot|halt|poweroff)(?![\w.-])",
          "shutdown/reboot stops the machine everyone is working on"),
         (r"(?<![\w-])kill\s+(?:-\S+\s+)+-1(?=$|[\s;&|)])",

@@ -311,9 +311,7 @@ def test_a_provider_answering_nonsense_gets_one_line(tmp_path, name):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal, and flock")
 def test_a_session_open_in_one_terminal_is_refused_in_a_second(tmp_path):
-    from helpers import read_until
-
-    from .test_hostile_repository import terminal
+    from helpers import read_until, terminal
 
     with ScriptServer(["first", "second"]) as server:
         env = environment(server, tmp_path / "home")

@@ -7,7 +7,6 @@ code ran and none of the user's secrets left before the user said so.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -20,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from corecoder.testing import ScriptServer
-from helpers import corecoder, environment, read_until
+from helpers import corecoder, environment, read_until, terminal
 
 pytestmark = pytest.mark.row("hostile")
 
@@ -95,35 +94,6 @@ def test_trust_project_runs_them_and_a_server_gets_only_a_minimal_environment(tm
     assert SECRET not in result and "CORECODER_SECRETISH" not in environ
     assert environ["NAMED_IN_CONFIG"] == "yes" and environ["PATH"] == os.environ["PATH"]
     assert not (tmp_path / "home" / "trust").exists()  # the flag trusts this run, remembers nothing
-
-
-@contextlib.contextmanager
-def terminal(cwd: Path, env: dict, *args: str):
-    """`corecoder ARGS` in a pseudo-terminal of its own, as a shell starts it: (process, fd,
-    output)."""
-    import fcntl
-    import pty
-    import struct
-    import termios
-
-    main, child = pty.openpty()
-    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-
-    def own_terminal():
-        os.setsid()
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-    env = {**env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "corecoder", *args], cwd=cwd, env=env, stdin=child,
-                            stdout=child, stderr=child, preexec_fn=own_terminal)
-    os.close(child)
-    try:
-        yield proc, main, bytearray()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        os.close(main)
 
 
 def launch(repo: Path, env: dict, answer: str | None) -> str:
