@@ -1,8 +1,32 @@
-"""Fixtures shared by test files that start processes."""
+"""Fixtures shared by the whole suite: a home of its own, and a check on the processes it starts."""
 
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
+
+
+def listing(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under `folder`: its size and modification time, by relative path."""
+    if not folder.is_dir():
+        return {}
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def a_home_of_its_own(tmp_path_factory):
+    """No test writes into the real home: sessions, trust, permissions and input history would
+    pile up in the user's ~/.corecoder. HOME points at a temp dir for the whole run (the code
+    under test and every process it starts find ~/.corecoder there), and when the run ends the
+    real ~/.corecoder must be exactly as it was."""
+    real = Path(os.path.expanduser("~")) / ".corecoder"
+    before = listing(real)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+        yield
+    assert listing(real) == before, f"a test wrote into {real}"
 
 
 @pytest.fixture
