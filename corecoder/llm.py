@@ -183,7 +183,8 @@ class LLM:
         waited = retry_after(error)
         if waited is not None:
             return min(waited, 60.0)
-        backoff = min(30.0, 2.0 ** (attempt - 1))
+        # an overloaded provider (529) needs longer to recover than one that failed once
+        backoff = min(60.0, 2.0 ** (attempt - 1) * (OVERLOADED_BACKOFF if overloaded(error) else 1))
         return backoff * (0.5 + self.random.random() / 2)  # jitter: who failed together spreads out
 
 
@@ -202,6 +203,10 @@ class LLM:
                               "key).")
         if code == 404:
             return ModelError(f"{where} does not know the model {self.model!r} (404): {why}")
+        if quota_exhausted(error):
+            return ModelError(f"{where} says the account's quota or credit is used up ({code}): "
+                              f"{why.rstrip('.')}. Add credit or raise the limit with the "
+                              "provider; trying again will not help.")
         if code == 400 and CONTEXT_OVERFLOW.search(why):
             return ContextTooLong(f"the request is longer than {self.model}'s context window: "
                                   f"{why}")
@@ -215,6 +220,7 @@ class LLM:
 
 
 RETRY_STATUS = {408, 409, 425, 429}  # and every 5xx
+OVERLOADED_BACKOFF = 4  # times the usual wait, for a provider that says it is overloaded
 # Said, to the user as it streams and to the model in its own message, when a reply stops at
 # the output limit (finish_reason "length"): a tool call's arguments are then cut off too.
 OUTPUT_LIMIT_REACHED = ("\n[the reply was cut here: the model reached its output limit; anything "
@@ -268,7 +274,9 @@ def transient(error: Exception) -> bool:
     imported until the first call (its classes can't be named here): connection errors and
     timeouts; an error sent inside the stream (a bare APIError, as OpenRouter does mid-stream);
     the transport's own errors when a stream breaks (httpx); a stream that ended too soon, or
-    sent a chunk that is not JSON."""
+    sent a chunk that is not JSON. Not a 429 that says the quota is spent: it stays spent."""
+    if quota_exhausted(error):
+        return False
     code = status(error)
     if code is not None:
         return code in RETRY_STATUS or code >= 500
@@ -278,11 +286,34 @@ def transient(error: Exception) -> bool:
         or kind.__name__ in ("APIConnectionError", "APITimeoutError", "APIError")
 
 
+def quota_exhausted(error: Exception) -> bool:
+    """A 429 for an account out of quota or credit (OpenAI's insufficient_quota), not a rate."""
+    body = getattr(error, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else {}
+    kinds = {str(inner.get(k)) for k in ("code", "type")} if isinstance(inner, dict) else set()
+    said = "insufficient_quota" in kinds or QUOTA.search(detail(error)) is not None
+    return status(error) == 429 and said
+
+
+QUOTA = re.compile(r"exceeded your current quota|insufficient (?:quota|balance|credit)"
+                   r"|credit balance is too low", re.I)
+# "Please try again in 7s." (OpenAI), "in 820ms", "Please retry in 7.5s" (Gemini)
+TRY_AGAIN = re.compile(r"(?:try again|retry)(?: after| in)\s+(\d+(?:\.\d+)?)\s*(ms|s\b|sec|second)",
+                       re.I)
+
+
+def overloaded(error: Exception) -> bool:
+    return status(error) == 529 or "overloaded" in detail(error).lower()
+
+
 def retry_after(error: Exception) -> float | None:
+    """The wait the provider asked for: its Retry-After header, else "try again in 7s" in its
+    message; None if it named none."""
     response = getattr(error, "response", None)
     value = response.headers.get("retry-after") if response is not None else None
     if not value:
-        return None
+        said = TRY_AGAIN.search(detail(error)) if status(error) else None
+        return float(said[1]) / (1000 if said[2].lower() == "ms" else 1) if said else None
     try:
         return max(0.0, float(value))
     except ValueError:

@@ -98,13 +98,42 @@ def test_a_429_is_retried_after_the_time_the_server_asks_for():
     assert retry[0].attempt == 1 and retry[0].reason.startswith("429")
 
 
-@pytest.mark.parametrize("fault", ["server_error", "overloaded"])
-def test_server_errors_are_retried_with_growing_jittered_backoff(fault):
-    with ScriptServer([{"fault": fault}, {"fault": fault}, "ok"]) as server:
+def test_server_errors_are_retried_with_growing_jittered_backoff():
+    with ScriptServer([{"fault": "server_error"}, {"fault": "server_error"}, "ok"]) as server:
         llm, sleeps = client(server)
         assert ask(llm).text == "ok"
     assert len(sleeps) == 2
     assert 0.5 <= sleeps[0] <= 1.0 and 1.0 <= sleeps[1] <= 2.0
+
+
+def test_an_overloaded_provider_gets_four_times_the_wait_of_a_plain_server_error():
+    waits = {}
+    for fault in ("server_error", "overloaded"):
+        with ScriptServer([{"fault": fault}, {"fault": fault}, "ok"]) as server:
+            llm, sleeps = client(server)
+            llm.random.seed(7)  # the same jitter for both
+            assert ask(llm).text == "ok"
+        waits[fault] = sleeps
+    assert waits["overloaded"] == [4 * s for s in waits["server_error"]]
+
+
+def test_try_again_in_its_message_is_waited_for_as_retry_after_would_be():
+    with ScriptServer([{"fault": "try_again"}, "after the wait"]) as server:
+        llm, sleeps = client(server)
+        assert ask(llm).text == "after the wait"
+    assert sleeps == [1.5]
+
+
+def test_a_429_for_an_account_out_of_quota_is_not_retried_and_says_what_to_do():
+    with ScriptServer([{"fault": "quota"}, "never reached"]) as server:
+        llm, sleeps = client(server)
+        with pytest.raises(ModelError) as raised:
+            ask(llm)
+    assert sleeps == [] and len(server.requests) == 1
+    assert str(raised.value) == (
+        f"{server.base_url} says the account's quota or credit is used up (429): You exceeded your "
+        "current quota, please check your plan and billing details. Add credit or raise the limit "
+        "with the provider; trying again will not help.")
 
 
 def test_retries_are_bounded_and_the_error_says_what_happened():

@@ -7,10 +7,12 @@ or by breaking the stream; the real client then retries, or gives up with an err
 up seeing it: a passing fault is skipped (a retry got past it) and reported as a
 `Retrying` event; a lasting one raises what the client raises.
 
-    passing   rate_limit 429, server_error 500, overloaded 529,
+    passing   rate_limit 429 (with Retry-After), try_again 429 ("try again in 1.5s" in its
+              message, no header), server_error 500, overloaded 529 (a longer backoff),
               drop (the connection dies mid-stream), error_event (an error inside the stream),
               stall (half the stream, then silence: the client's idle limit ends the try)
     lasting   auth 401, bad_request 400, context_length 400 (the request is too long),
+              quota 429 (insufficient_quota: the account is out of credit, not retried),
               endless (text that never finishes: the client's limit for a reply ends it)
 
 stall and endless break streamed replies only; a request without streaming gets its reply.
@@ -42,6 +44,8 @@ class Fault:
 FAULTS = {
     "rate_limit": Fault(429, error_body("Rate limit reached for requests.", "rate_limit_error",
                                     code="rate_limit_exceeded")),
+    "try_again": Fault(429, error_body("Rate limit reached for requests per min. Please try again "
+                                       "in 1.5s.", "requests", code="rate_limit_exceeded")),
     "server_error": Fault(500, error_body("The server had an error while processing your request.",
                                           "server_error")),
     "overloaded": Fault(529, error_body("Overloaded", "overloaded_error")),
@@ -53,6 +57,10 @@ FAULTS = {
                                                     "(scripted)")),
     "auth": Fault(401, error_body("Incorrect API key provided", code="invalid_api_key"),
                   lambda: ModelError("the provider rejected the API key (401, scripted)")),
+    "quota": Fault(429, error_body("You exceeded your current quota, please check your plan and "
+                                   "billing details.", "insufficient_quota",
+                                   code="insufficient_quota"),
+                   lambda: ModelError("the account's quota or credit is used up (429, scripted)")),
     "bad_request": Fault(400, error_body("Bad request"),
                          lambda: ModelError("the provider refused the request (400, scripted)")),
     "context_length": Fault(400, error_body("This model's maximum context length is 8192 tokens. "
