@@ -112,10 +112,14 @@ def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes
     files = [config.home / "hooks.json", *([project / "hooks.json"] if trusted else [])]
     hooks = Hooks(load_hooks(*files, warn=warn), warn=warn)
     consent = Consent(None, allow_all=yes, home=config.home)
-    checkpoints = Checkpoints(config.home, cwd)
+    checkpoints = Checkpoints(config.home, cwd, session=log.id)
     agent = build_agent(llm, cwd, tools=tools, window=config.context_window, plan=plan, hooks=hooks,
                         consent=consent, checkpoints=checkpoints)
     ledger = Ledger(load_prices(config.home))
+    if log.meta is not None:  # resumed: the totals and /diff go on from where the session was
+        for model, usage in log.meta["usage"]:
+            ledger.add(model, usage)
+        checkpoints.resume()
     agent.subscribe(lambda event: count_usage(ledger, event))
     agent.subscribe(lambda event: hooks.ended(event, agent.workspace.cwd))  # the Stop hooks
     app = App(config, agent, ledger, plan, hooks, consent, checkpoints, log)

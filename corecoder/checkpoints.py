@@ -70,8 +70,9 @@ class Checkpoints(Gate):
     name = "checkpoint"
 
     def __init__(self, home: Path | str, cwd: Path | str, max_bytes: int = MAX_BYTES,
-                 keep: int = KEEP):
+                 keep: int = KEEP, session: str | None = None):
         self.root = project_root(cwd)
+        self.session = session  # written in each copy, so a resumed session finds its own
         self.dir = Path(home) / "checkpoints" / project_key(self.root)
         self.max_bytes = max_bytes
         self.keep = keep
@@ -94,7 +95,8 @@ class Checkpoints(Gate):
         if not path.is_relative_to(self.root) or path.is_dir():
             return None
         snap = snapshot(path, self.max_bytes)
-        record = {"root": str(self.root), "path": str(path), "tool": tool, "existed": snap.existed,
+        record = {"root": str(self.root), "session": self.session, "path": str(path), "tool": tool,
+                  "existed": snap.existed,
                   "mode": snap.mode, "size": snap.size, "too_large": snap.too_large,
                   "content": None if snap.data is None else base64.b64encode(snap.data).decode()}
         with self._locked():
@@ -105,6 +107,22 @@ class Checkpoints(Gate):
                 old.unlink(missing_ok=True)
             self.first.setdefault(path, snap)
         return name
+
+    def resume(self) -> None:
+        """The session is resumed: /diff goes on from each file as the session first found it,
+        read from the copies it took (those the oldest-first pruning has not dropped)."""
+        ours = (self.session, str(self.root))
+        with self._locked():
+            for file in self._kept():
+                try:
+                    record = json.loads(file.read_text(encoding="utf-8"))
+                    if (record.get("session"), record.get("root")) != ours:
+                        continue
+                    data = record["content"] and base64.b64decode(record["content"])
+                    snap = Snapshot(record["existed"], record["mode"], data, record["size"])
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue  # a damaged copy: /undo says so when it reaches it
+                self.first.setdefault(Path(record["path"]), snap)
 
     def undo(self) -> str:
         """Put back the file the latest checkpoint copied, drop that checkpoint, and say what was

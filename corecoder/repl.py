@@ -19,6 +19,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from . import __version__
@@ -26,8 +27,9 @@ from .app import FAILURES, connect, unexpected
 from .checkpoints import snapshot
 from .files import looks_binary
 from .render import Renderer
-from .text import marker
+from .text import marker, shorten
 from .trace import printable
+from .workspace import project_root
 
 HELP = (
     ("/help", "list these commands"),
@@ -84,9 +86,12 @@ class Repl:
                 # say it each time: the consent question changes it
                 line = self.session.prompt(PLAN_PROMPT if self.app.plan.on else PROMPT)
             except (KeyboardInterrupt, EOFError):
-                return 0
+                break
             if not self.handle(line):
-                return 0
+                break
+        if self.app.log.path.exists():  # it said something: say how to carry on with it
+            self.say(f"resume with: corecoder --resume {self.app.log.id}", "dim")
+        return 0
 
     def handle(self, line: str) -> bool:
         """Act on one line of input. False means: leave."""
@@ -246,11 +251,17 @@ class Repl:
     def sessions(self, arg: str = "") -> None:
         from .session import list_sessions
 
-        rows = list_sessions(self.config.home)
+        here = project_root(self.cwd)
+        # this project's first, newest first within each (a stable sort keeps list_sessions' order)
+        rows = sorted(list_sessions(self.config.home),
+                      key=lambda row: not (row.cwd and Path(row.cwd).is_relative_to(here)))
         if not rows:
             self.say("no saved sessions yet", "dim")
         for row in rows[:20]:
-            self.say(f"  {row.id}  {row.messages:>4} messages  {row.preview}")
+            mark = "*" if row.id == self.app.log.id else " "  # the one this REPL is writing
+            used = datetime.fromtimestamp(row.modified).strftime("%Y-%m-%d %H:%M")
+            self.say(f"{mark} {row.id}  {used}  {row.messages:>4} messages  "
+                     f"{shorten(row.cwd or '?', 40, tail=1)}  {row.preview}")
 
     def mcp(self, arg: str = "") -> None:
         hub = self.app.mcp

@@ -6,6 +6,8 @@ A session is an append-only JSONL file, `HOME/sessions/<id>.jsonl`, one record a
     {"type": "message", "message": {...}}          one per message added to the history
     {"type": "model", "model": ...}                the model was switched
     {"type": "history", "messages": [...]}         the history was rewritten (compaction)
+    {"type": "todos", "todos": [...]}              the todo list changed
+    {"type": "usage", "model": ..., "usage": {...}}   one model call's tokens (for /tokens)
 
 Replay starts from the last "history" record and applies the messages after it. Nothing
 written is rewritten, so a crash can only cut the last line short: `load` drops it and
@@ -28,8 +30,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .events import Finished, RoundStarted
-from .messages import CUT_SHORT, ROLES, IllegalHistory, check_history, tool_result
+from .events import Finished, RoundStarted, UsageReported, WorkerEvent
+from .messages import CUT_SHORT, ROLES, IllegalHistory, Usage, check_history, tool_result
 
 try:
     import fcntl
@@ -37,6 +39,7 @@ except ImportError:  # Windows
     fcntl = None
 
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens")
 
 
 class SessionError(Exception):
@@ -73,10 +76,13 @@ class SessionLog:
         self.model: str | None = None  # the model last written; None before the meta line
         self.claimed: int | None = None  # an open file holding the lock: see `claim`
         self.restate = False
+        self.todos: list[dict] = []  # the todo list last written
+        self.usage: list[dict] = []  # usage records not written yet
         if resume:
             self.claim()
             self.logged, self.meta = load(home, self.id)
             self.model = self.meta.get("model") or ""
+            self.todos = self.meta["todos"]
             damaged = self.meta.pop("damaged")
             for problem in damaged:
                 self.on_error(f"session {self.id}: {problem}: skipped, the rest is resumed")
@@ -112,12 +118,20 @@ class SessionLog:
         self.agent = agent
         if self.meta is not None:
             agent.messages = list(self.logged)  # the same objects: what follows is an extension
+            agent.workspace.todos = list(self.todos)
             if self.restate:
                 self.logged = None
         agent.subscribe(self._observe)
         return self
 
     def _observe(self, event) -> None:
+        usage = event
+        while isinstance(usage, WorkerEvent):  # a sub-agent's calls are the session's cost too
+            usage = usage.event
+        if isinstance(usage, UsageReported):
+            with self.lock:
+                self.usage.append({"type": "usage", "model": usage.model,
+                                   "usage": vars(usage.usage)})
         if isinstance(event, (RoundStarted, Finished)):
             try:
                 self._sync(force=False)
@@ -147,13 +161,17 @@ class SessionLog:
                 lines += [{"type": "message", "message": m} for m in messages[len(old):]]
             else:  # compaction (or anyone) replaced older messages: appending can't express that
                 lines.append({"type": "history", "messages": messages})
+            todos = list(self.agent.workspace.todos)
+            if todos != self.todos:
+                lines.append({"type": "todos", "todos": todos})
+            lines += self.usage
             try:
                 if lines:
                     self._write(lines, new=self.model is None)
             except BaseException:
                 self.logged = None  # some lines may be down, some not: the next write restates all
                 raise
-            self.model, self.logged = model, messages
+            self.model, self.logged, self.todos, self.usage = model, messages, todos, []
 
     def _write(self, records: list[dict], new: bool) -> None:
         fd = _append_fd(self.path, new)
@@ -182,7 +200,7 @@ def load(home: Path | str, session_id: str) -> tuple[list[dict], dict]:
 
 def _replay(records: list[tuple[int, dict]], name: str,
             damaged: list[str]) -> tuple[list[dict], dict]:
-    meta = {"id": name, "created": None, "cwd": None, "model": None}
+    meta = {"id": name, "created": None, "cwd": None, "model": None, "todos": [], "usage": []}
     messages: list[dict] = []
     for line, record in records:
         kind = record.get("type")
@@ -198,6 +216,20 @@ def _replay(records: list[tuple[int, dict]], name: str,
                 damaged.append(f"line {line} is a malformed {kind} record")
                 continue
             messages = messages + batch if kind == "message" else list(batch)
+        elif kind == "todos":
+            todos = record.get("todos")
+            if not (isinstance(todos, list) and all(isinstance(t, dict) and isinstance(
+                    t.get("content"), str) and isinstance(t.get("status"), str) for t in todos)):
+                damaged.append(f"line {line} is a malformed todos record")
+                continue
+            meta["todos"] = todos
+        elif kind == "usage":
+            counts = record.get("usage")
+            try:
+                usage = Usage(**{k: int(counts[k]) for k in USAGE_FIELDS if k in counts})
+                meta["usage"].append((str(record["model"]), usage))
+            except (KeyError, TypeError, ValueError):
+                damaged.append(f"line {line} is a malformed usage record")
         # other types: written by a newer version; skipping them keeps old versions able to resume
     return messages, meta
 
@@ -208,6 +240,7 @@ class SessionInfo:
     modified: float  # seconds since the epoch
     messages: int
     preview: str  # the first thing the user asked, on one line
+    cwd: str | None = None  # where it started
 
 
 def list_sessions(home: Path | str) -> list[SessionInfo]:
@@ -223,15 +256,16 @@ def list_sessions(home: Path | str) -> list[SessionInfo]:
         try:
             damaged: list[str] = []  # listed anyway: resuming says what was skipped
             records = _records(_read(path), damaged)
-            count = len(_replay(records, path.stem, damaged)[0])
+            messages, meta = _replay(records, path.stem, damaged)
+            count, cwd = len(messages), meta["cwd"] if isinstance(meta["cwd"], str) else None
             first = next((m for _, r in records for m in (r.get("messages") or [r.get("message")])
                           if isinstance(m, dict) and m.get("role") == "user"), {})
             preview = " ".join(str(first.get("content") or "").split())
             if damaged:
                 preview = f"[damaged: {', '.join(damaged)}] {preview}"
         except SessionError as e:
-            count, preview = 0, f"[damaged: {e}]"
-        rows.append(SessionInfo(path.stem, modified, count, preview[:72]))
+            count, preview, cwd = 0, f"[damaged: {e}]", None
+        rows.append(SessionInfo(path.stem, modified, count, preview[:72], cwd))
     return sorted(rows, key=lambda row: (row.modified, row.id), reverse=True)
 
 

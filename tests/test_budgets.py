@@ -34,12 +34,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # line (chapter 2); then users coming from upstream (#14): the hooks they wrote for it (file_path,
 # what a post-hook prints, UserPromptSubmit and Stop: chapter 7), new files as the umask gives them
 # and a download piped into a shell refused (chapter 2); retries as providers ask for them: a spent
-# quota not retried, "try again in 7s" waited for, longer waits when overloaded (chapter 3).
+# quota not retried, "try again in 7s" waited for, longer waits when overloaded (chapter 3); a
+# resumed session that keeps its todo list, its token totals and the changes /diff shows (chapter 8).
 BUDGETS = {
     "chapter 1": 310, "chapter 2": 860, "chapter 3": 300, "chapter 4": 175, "chapter 5": 55,
-    "chapter 6": 140, "chapter 7": 470, "chapter 8": 500,
+    "chapter 6": 140, "chapter 7": 470, "chapter 8": 545,
     "hardening of chapters 1-6": 420, "hardening of chapters 7-8": 205,
-    "chapters 1-6": 2_255, "engine": 3_420,
+    "chapters 1-6": 2_255, "engine": 3_470,
 }
 MEASURED = totals(measure(ROOT / "corecoder"))
 

@@ -138,3 +138,45 @@ def test_the_repl_says_yes_is_on_shows_plan_mode_in_its_prompt_and_leaves_on_a_b
             os.write(fd, b"quit\r")
             assert proc.wait(timeout=15) == 0
     assert server.requests == []  # `quit` was never sent to the model
+
+
+# Sessions carry everything: the todo list, the totals, the changes
+
+
+def test_a_resumed_session_keeps_its_todo_list_and_its_token_totals(tmp_path):
+    todos = [{"content": "read the code", "status": "done"}, {"content": "fix it", "status": "pending"}]
+    script = [{"tool_calls": [{"name": "todo_write", "arguments": {"todos": todos}}],
+               "usage": {"prompt_tokens": 1000, "completion_tokens": 10}},
+              {"text": "planned", "usage": {"prompt_tokens": 1100, "completion_tokens": 5}},
+              {"text": "carrying on", "usage": {"prompt_tokens": 1300, "completion_tokens": 7}}]
+    home = tmp_path / "home"
+    with ScriptServer(script) as server:
+        first = corecoder("-p", "plan it", cwd=tmp_path, env=environment(server, home))
+        [log] = (home / "sessions").iterdir()
+        second = corecoder("-p", "go on", "--resume", log.stem, cwd=tmp_path, env=environment(server, home))
+        sent = server.requests[-1]["body"]["messages"]
+    assert first.stderr.splitlines()[-1].startswith("2,100 tokens in, 15 out")
+    assert second.returncode == 0 and second.stdout == "carrying on\n", second.stderr
+    assert second.stderr.splitlines()[-1].startswith("3,400 tokens in, 22 out")  # the session's, in all
+    assert sent[-1] == {"role": "user", "content": "go on"}  # no note that the list is now empty
+    assert not any("Your todo list: none" in str(m.get("content")) for m in sent)
+
+
+def test_after_a_resume_diff_shows_the_sessions_changes_sessions_marks_it_and_leaving_says_how_to_resume(tmp_path):
+    home = tmp_path / "home"
+    (tmp_path / "notes.txt").write_text("old\n")
+    script = [call("write_file", path="notes.txt", content="new\n"), "written"]
+    with ScriptServer(script) as server:
+        env = environment(server, home)
+        assert corecoder("-p", "write", "--yes", cwd=tmp_path, env=env).returncode == 0
+        [log] = (home / "sessions").iterdir()
+        with terminal(tmp_path, env, "--resume", log.stem) as (proc, fd, seen):
+            read_until(fd, r"/help for commands.*\n.*›", seen)
+            os.write(fd, b"/diff\r")
+            read_until(fd, r"-old\s*\n\+new", seen)
+            os.write(fd, b"/sessions\r")
+            text = read_until(fd, rf"\* {log.stem}  \d{{4}}-\d\d-\d\d \d\d:\d\d\s+\d+ messages", seen)
+            os.write(fd, b"/quit\r")
+            text = read_until(fd, rf"resume with: corecoder --resume {log.stem}", seen)
+            assert proc.wait(timeout=15) == 0
+    assert "no files changed" not in text

@@ -193,6 +193,7 @@ def test_a_damaged_line_in_the_middle_is_skipped_named_and_the_rest_kept(tmp_pat
     assert messages == [user("x")] and meta["damaged"] == ["line 2 is not JSON", "line 4 is not a record"]
     path.write_text('{"type": "meta"}\n{"type": "message", "message": {"role": "wizard"}}\n{"type": "meta"}\n')
     assert load(tmp_path, "bad") == ([], {"id": "bad", "created": None, "cwd": None, "model": None,
+                                          "todos": [], "usage": [],
                                           "damaged": ["line 2 is a malformed message record"]})
     told = []
     SessionLog(tmp_path, "bad", resume=True, on_error=told.append)
@@ -311,7 +312,7 @@ def fingerprint(folder):
 class _Quiet:
     messages = [user("hi")]
     llm = type("M", (), {"model": "m"})()
-    workspace = type("W", (), {"cwd": "/"})()
+    workspace = type("W", (), {"cwd": "/", "todos": []})()
 
     def subscribe(self, fn):
         return fn
