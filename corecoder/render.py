@@ -11,6 +11,8 @@ rich is imported when a Renderer is made, never when corecoder is imported.
 
 from __future__ import annotations
 
+import threading
+
 from .events import (
     Compacted,
     Finished,
@@ -41,18 +43,31 @@ class Renderer:
         self.text = ""  # the markdown streamed since the last freeze
         self.live = None  # a rich Live while answer text is streaming
         self.thinking = False  # inside streamed reasoning (printed as it comes, no newline yet)
+        self.calls: dict[str, str] = {}  # the calls of this turn still running: id -> their line
+        self.status = None  # a rich Status (a spinner) naming them, in a terminal
+        self.lock = threading.RLock()
 
     def __call__(self, event) -> None:
+        with self.lock:  # parallel calls report from their own threads
+            self._show(event)
+
+    def _show(self, event) -> None:
         if isinstance(event, TextDelta):
             self._answer(event.text)
         elif isinstance(event, ReasoningDelta):
             self._reason(event.text)
         elif isinstance(event, ToolCallStarted):
             self.close()
+            self.calls[event.call.id] = event.call.name
             self._print(f"→ {call_line(event.call.name, event.call.arguments)}", "cyan")
+            self._running()
         elif isinstance(event, ToolCallFinished):
+            if self.calls.pop(event.call.id, None) is None:
+                return  # a call of a turn already over (stopped by Ctrl+C): it says nothing more
+            self._stop_status()
             mark, style = MARKS.get(event.status, "✗"), STYLES.get(event.status, "red")
             self._print(f"  {mark} {first_line(event.result)}", style)
+            self._running()
         elif isinstance(event, Retrying):
             self.close()
             self._print(f"retrying in {event.delay:.1f} s ({event.reason})", "yellow")
@@ -66,6 +81,7 @@ class Renderer:
                         f"{call_line(event.event.call.name, event.event.call.arguments)}", "dim")
         elif isinstance(event, Finished):
             self.close()
+            self.calls.clear()
             if event.reason == "max_rounds":
                 self._print(event.text, "yellow")
 
@@ -108,7 +124,21 @@ class Renderer:
             self.console.print()
             self.thinking = False
 
+    def _running(self) -> None:
+        """A spinner naming the calls still running, so a long command does not look hung."""
+        if self.calls and self.console.is_terminal:
+            self.status = self.console.status(f"running {', '.join(self.calls.values())}",
+                                              spinner="dots")
+            self.status.start()
+
+    def _stop_status(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
     def close(self) -> None:
         """End whatever is streaming. Safe to call at any time, twice, or after an interrupt."""
-        self._freeze()
-        self._end_thinking()
+        with self.lock:
+            self._stop_status()
+            self._freeze()
+            self._end_thinking()

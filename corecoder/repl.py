@@ -44,25 +44,27 @@ HELP = (
     ("/save", "write the session to disk now (it is saved as you go, too)"),
     ("/sessions", "the saved sessions; resume one with `corecoder --resume ID`"),
     ("/mcp [reconnect NAME]", "the MCP servers and their state; restart one"),
+    ("/tools", "the tools the model is offered, MCP tools included"),
     ("/reset", "start over: clear the history and the todo list"),
-    ("/quit, /exit", "leave (Ctrl+D at the prompt does too)"),
+    ("/quit, /exit", "leave (so do quit, exit, and Ctrl+D or Ctrl+C at an empty prompt)"),
 )
 # in the config dir; hooks.json and mcp.json also in .corecoder/
 FILES = ("hooks.json", "mcp.json", "pricing.json")
 PROMPT = "› "
 PLAN_PROMPT = "plan › "  # plan mode is on: nothing will be changed
 DIFF_LINES = 40  # of each file in /diff
-KEYS = "Enter sends · Alt+Enter (or Esc, Enter) adds a line · Ctrl+C stops a turn"
+KEYS = "Enter sends · Alt+Enter adds a line · Ctrl+C stops a turn or clears the line"
 
 
 class Repl:
     def __init__(self, app, console, session, *, env: Mapping[str, str] | None = None,
-                 cwd: Path | None = None, connect: Callable = connect):
+                 cwd: Path | None = None, connect: Callable = connect, questions=None):
         self.app = app
         self.agent = app.agent
         self.ledger = app.ledger
         self.console = console
         self.session = session
+        self.questions = questions or session  # consent answers: kept out of the input history
         self.env = os.environ if env is None else env  # where /model looks for keys and base URLs
         # where /model looks for .env: where we started
         self.cwd = Path.cwd() if cwd is None else cwd
@@ -73,6 +75,7 @@ class Repl:
                          "compact": self.compact, "context": self.context, "plan": self.plan,
                          "undo": self.undo, "diff": self.diff, "save": self.save,
                          "sessions": self.sessions, "mcp": self.mcp, "reset": self.reset,
+                         "tools": self.tools,
                          "quit": self.quit, "exit": self.quit}
 
     @property
@@ -153,7 +156,7 @@ class Repl:
 
         self.renderer.close()
         self.say(f"allow {call_line(tool.name, json.dumps(args))}?", "bold yellow")
-        answer = (self.session.prompt("  [y]es once · [a]lways for this tool · [n]o › ")
+        answer = (self.questions.prompt("  [y]es once · [a]lways for this tool · [n]o › ")
                   .strip().lower())
         return {"y": "once", "yes": "once", "a": "always", "always": "always"}.get(answer, "deny")
 
@@ -192,6 +195,11 @@ class Repl:
         for note in config.notes:  # a project's .env that names the endpoint, say
             self.say(f"warning: {note}", "yellow")
 
+    def tools(self, arg: str = "") -> None:
+        for name, tool in sorted(self.agent.tools.items()):
+            first = (tool.description.split(". ")[0] or "(no description)").rstrip(".")
+            self.say(shorten(f"  {name}  {' '.join(first.split())}", 100, tail=0))
+
     def tokens(self, arg: str = "") -> None:
         self.say(self.ledger.summary())
         self.say(f"{len(self.agent.messages)} messages in the history", "dim")
@@ -203,9 +211,15 @@ class Repl:
             self.say(f"the context policy ({policy}) keeps the whole history; "
                      "there is nothing to compact", "dim")
             return
-        before = len(self.agent.messages)
+        before = list(self.agent.messages)
         self.attempt(compact, self.agent, focus or None)
-        self.say(f"history: {before} → {len(self.agent.messages)} messages", "dim")
+        size = lambda messages: len(json.dumps(messages, ensure_ascii=False))  # noqa: E731
+        if size(self.agent.messages) >= size(before):  # a summary as long as what it replaced
+            self.agent.messages = before
+            self.say("the summary was no shorter than the turns it would replace: the history "
+                     "is kept as it was", "dim")
+            return
+        self.say(f"history: {len(before)} → {len(self.agent.messages)} messages", "dim")
 
     def context(self, arg: str = "") -> None:
         from .instructions import instruction_files
@@ -353,6 +367,13 @@ def prompt_session(home: Path):
     def _newline(event) -> None:
         event.current_buffer.insert_text("\n")
 
+    @keys.add("c-c")  # as in a shell: Ctrl+C clears what is typed; at an empty prompt, leave
+    def _clear_or_leave(event) -> None:
+        if event.current_buffer.text:
+            event.current_buffer.reset()
+        else:
+            event.app.exit(exception=KeyboardInterrupt())
+
     home.mkdir(parents=True, exist_ok=True)
     return PromptSession(PROMPT, history=FileHistory(str(home / "history")), key_bindings=keys,
                          prompt_continuation="  ")
@@ -362,6 +383,9 @@ def run_repl(app) -> int:
     from rich.console import Console
 
     try:
-        return Repl(app, Console(), prompt_session(app.config.home)).run()
+        from prompt_toolkit import PromptSession
+
+        questions = PromptSession()  # a history of its own, in memory: answers are not inputs
+        return Repl(app, Console(), prompt_session(app.config.home), questions=questions).run()
     finally:
         app.stop()

@@ -23,7 +23,7 @@ from .events import (
 )
 from .text import marker, shorten
 
-MARKS = {"ok": "✓", "interrupted": "⏹"}
+MARKS = {"ok": "✓", "interrupted": "■"}  # glyphs the common terminal fonts have
 # Characters a terminal obeys instead of showing: ESC starts sequences that set the window
 # title, write the clipboard (OSC 52) or clear the screen; a carriage return overwrites the
 # line. A file, a tool's output or a model's text may hold them: each is shown as a symbol

@@ -226,7 +226,8 @@ def test_help_lists_every_command(repl):
         assert usage in out.getvalue()
     documented = {word.strip("/,") for usage, _ in HELP for word in usage.split() if word.startswith("/")}
     assert set(shell.commands) == documented == {"help", "model", "tokens", "context", "compact", "plan", "undo",
-                                                 "diff", "save", "sessions", "mcp", "reset", "quit", "exit"}
+                                                 "diff", "save", "sessions", "mcp", "tools", "reset", "quit",
+                                                 "exit"}
     for name in ("hooks.json", "mcp.json", "pricing.json", "AGENTS.md"):
         assert name in out.getvalue()
 
@@ -633,7 +634,7 @@ def test_the_prompt_is_restated_after_a_consent_question(repl):
             return super().prompt(*args, **kwargs)
 
     shell, _ = strict_repl(repl, ScriptedLLM([write_call(), "ok"]), "write it", "y", "/quit")
-    shell.session = Recording(*shell.session.lines)
+    shell.session = shell.questions = Recording(*shell.session.lines)  # one session for both
     shell.app.consent.ask = shell.ask
     shell.run()
     assert asked[0] == asked[2] == "› " and "[y]es once" in asked[1]  # prompt_toolkit keeps the last message

@@ -174,7 +174,7 @@ def test_an_interrupted_round_is_recorded_with_its_interrupted_calls(tmp_path):
     (only,) = recording.rounds
     assert only.ended == "interrupted" and len(only.reply["tool_calls"]) == 3
     assert [a.status for a in only.answers] == ["ok", "interrupted", "interrupted"]
-    assert "⏹ call_1_2" in recording.text()
+    assert "■ call_1_2" in recording.text()
 
 
 def test_a_model_call_that_never_returns_is_recorded_without_a_reply(tmp_path):

@@ -180,3 +180,75 @@ def test_after_a_resume_diff_shows_the_sessions_changes_sessions_marks_it_and_le
             text = read_until(fd, rf"resume with: corecoder --resume {log.stem}", seen)
             assert proc.wait(timeout=15) == 0
     assert "no files changed" not in text
+
+
+# The REPL, as it is used
+
+
+def test_ctrl_c_clears_a_typed_line_consent_answers_stay_out_of_history_and_tools_lists_the_tools(tmp_path):
+    home = tmp_path / "home"
+    with ScriptServer([call("write_file", path="a.txt", content="x\n"), "written"]) as server:
+        with terminal(tmp_path, environment(server, home)) as (proc, fd, seen):
+            read_until(fd, r"/help for commands.*\n.*›", seen)
+            os.write(fd, b"half a thought")
+            read_until(fd, r"half a thought", seen)
+            os.write(fd, b"\x03")  # Ctrl+C: the line is cleared, the REPL stays
+            os.write(fd, b"/tools\r")
+            read_until(fd, r"todo_write  Replace your todo list", seen)
+            os.write(fd, b"write it\r")
+            read_until(fd, r"\[y\]es once", seen)
+            os.write(fd, b"y\r")
+            read_until(fd, r"written[\s\S]*tokens in[\s\S]*›", seen)  # the turn is over
+            os.write(fd, b"\x03")  # at an empty prompt: leave
+            assert proc.wait(timeout=15) == 0
+    inputs = [line[1:] for line in (home / "history").read_text().splitlines() if line.startswith("+")]
+    assert inputs == ["/tools", "write it"]  # not "half a thought", not the "y"
+    assert (tmp_path / "a.txt").read_text() == "x\n"
+
+
+def test_compact_keeps_the_history_when_the_summary_is_no_shorter(tmp_path):
+    long_summary = "A summary that goes on. " * 400
+    script = ["first answer", "second answer", "third answer", long_summary]
+    with ScriptServer(script) as server:
+        with terminal(tmp_path, environment(server, tmp_path / "home")) as (proc, fd, seen):
+            for n, prompt in enumerate((b"one", b"two", b"three"), 1):
+                read_until(fd, r"›", seen)
+                os.write(fd, prompt + b"\r")
+                read_until(fd, ("first", "second", "third")[n - 1] + " answer", seen)
+            os.write(fd, b"/compact\r")
+            text = read_until(fd, r"the history is kept as it was|history: \d+ → \d+ messages", seen)
+            os.write(fd, b"/quit\r")
+            assert proc.wait(timeout=15) == 0
+    assert "the summary was no shorter than the turns it would replace" in text
+
+
+def test_a_running_command_shows_a_live_line_and_a_call_that_ends_after_ctrl_c_prints_nothing(tmp_path):
+    with ScriptServer([call("bash", command="echo starting; sleep 3"), "done"]) as server:
+        with terminal(tmp_path, environment(server, tmp_path / "home"), "--yes") as (proc, fd, seen):
+            read_until(fd, r"/help for commands.*\n.*›", seen)
+            os.write(fd, b"run it\r")
+            read_until(fd, r"running bash", seen)  # the spinner's line, while the command runs
+            os.write(fd, b"\x03")  # Ctrl+C: the turn stops
+            read_until(fd, r"interrupted[\s\S]*›", seen)
+            os.write(fd, b"/quit\r")
+            assert proc.wait(timeout=15) == 0
+
+
+def test_a_result_that_arrives_after_its_turn_was_stopped_is_not_printed_under_the_next_prompt():
+    """The call's thread may report after the loop answered it as interrupted and the REPL said so:
+    its line would appear under the next prompt. The renderer drops a call its turn no longer has."""
+    import io
+
+    from rich.console import Console
+
+    from corecoder.events import Finished, ToolCallFinished, ToolCallStarted
+    from corecoder.messages import ToolCall
+    from corecoder.render import Renderer
+
+    out = io.StringIO()
+    render = Renderer(Console(file=out, width=100, color_system=None))
+    late = ToolCall("c1", "bash", '{"command": "echo starting"}')
+    render(ToolCallStarted(late))
+    render(Finished("", "interrupted"))
+    render(ToolCallFinished(late, "starting\nmore", "ok"))
+    assert out.getvalue() == '→ bash(command="echo starting")\n'
