@@ -252,3 +252,12 @@ def test_a_result_that_arrives_after_its_turn_was_stopped_is_not_printed_under_t
     render(Finished("", "interrupted"))
     render(ToolCallFinished(late, "starting\nmore", "ok"))
     assert out.getvalue() == '→ bash(command="echo starting")\n'
+
+
+def test_an_error_in_p_is_said_once(tmp_path):
+    with ScriptServer([{"fault": "auth"}]) as server:
+        run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path / "home"))
+    assert run.returncode == 1
+    assert [line for line in run.stderr.splitlines() if "rejected the API key" in line] == [
+        run.stderr.splitlines()[-1]]  # before: "[error] ..." and then "error: ..."
+    assert run.stderr.splitlines()[-1].startswith("error: ")
