@@ -96,8 +96,8 @@ class Checkpoints(Gate):
             return None
         snap = snapshot(path, self.max_bytes)
         record = {"root": str(self.root), "session": self.session, "path": str(path), "tool": tool,
-                  "existed": snap.existed,
-                  "mode": snap.mode, "size": snap.size, "too_large": snap.too_large,
+                  "existed": snap.existed, "mode": snap.mode, "size": snap.size,
+                  "too_large": snap.too_large,
                   "content": None if snap.data is None else base64.b64encode(snap.data).decode()}
         with self._locked():
             kept = self._kept()
