@@ -261,3 +261,12 @@ def test_an_error_in_p_is_said_once(tmp_path):
     assert [line for line in run.stderr.splitlines() if "rejected the API key" in line] == [
         run.stderr.splitlines()[-1]]  # before: "[error] ..." and then "error: ..."
     assert run.stderr.splitlines()[-1].startswith("error: ")
+
+
+def test_the_marks_the_terminal_shows_are_glyphs_common_fonts_have():
+    """⏹ (U+23F9) showed as a box: the Miscellaneous Technical block and emoji are missing from
+    most terminal fonts. The marks are from blocks they have (arrows, geometric shapes, dingbats)."""
+    from corecoder.trace import MARKS
+
+    for mark in [*MARKS.values(), "✗", "→"]:
+        assert not (0x2300 <= ord(mark) <= 0x23FF or ord(mark) >= 0x1F000), mark
