@@ -51,6 +51,7 @@ class App:
     checkpoints: Checkpoints
     log: SessionLog
     mcp: object | None = None  # an MCPHub when mcp.json names servers
+    env: dict | None = None  # the settings it started with (the environment, then the flags)
 
     def ask(self, prompt: str) -> str:
         """One turn: the prompt through the UserPromptSubmit hooks, then to the agent."""
@@ -87,6 +88,7 @@ def start(model: str | None = None, *, yes: bool = False, resume: str | None = N
     trusted = trust_project(config.home, project_root(cwd), trust, ask_trust, warn)
     app = assemble(config, connect(config), cwd, log, yes=yes, warn=warn, trusted=trusted)
     app.mcp = start_mcp(config, cwd, app.agent, warn, trusted=trusted)
+    app.env = env  # so /model keeps --base-url and --api-key
     return app
 
 

@@ -33,9 +33,11 @@ def parser() -> argparse.ArgumentParser:
                    help="carry on a saved session (see /sessions in the REPL)")
     p.add_argument("-m", "--model", help="provider/model (deepseek/deepseek-chat) or a model name; "
                    "default: CORECODER_MODEL, then .env, then gpt-4o-mini")
-    p.add_argument("--base-url", help="the OpenAI-compatible endpoint (as CORECODER_BASE_URL)")
-    p.add_argument("--api-key", help="the key for it (as CORECODER_API_KEY; the environment is "
-                   "safer: a flag shows in the process list)")
+    p.add_argument("--base-url", metavar="URL",
+                   help="the OpenAI-compatible endpoint (as CORECODER_BASE_URL)")
+    p.add_argument("--api-key", metavar="KEY",
+                   help="the key for it (as CORECODER_API_KEY; the environment is safer: a flag "
+                        "shows in the process list)")
     p.add_argument("--demo", action="store_true",
                    help="fix a small buggy project offline with a scripted model "
                         "(no key, no network)")

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 
-def atomic_write(path: Path | str, data: bytes | str) -> str:
+def atomic_write(path: Path | str, data: bytes | str, *, shared: bool = False) -> str:
     """Write all of `data` to `path`, or nothing at all. Returns a note for the reader ("" when
     there is nothing to say).
 
@@ -22,6 +22,8 @@ def atomic_write(path: Path | str, data: bytes | str) -> str:
     sees the old file or the new one, never a mix. Parent dirs are created; a
     symlink stays a link and its target gets the new content. What protected the old
     file is kept: its mode and owner; a file its owner made read-only is refused.
+    A new file is private (600: copies of files, records of consent) unless `shared`,
+    for the user's own files: then it gets what the umask gives, as `touch` would.
     """
     path = Path(path)
     if path.is_symlink():  # os.replace would swap the link for a plain file: write where it points
@@ -34,7 +36,8 @@ def atomic_write(path: Path | str, data: bytes | str) -> str:
         data = data.encode("utf-8")
     # The name's head only: a 250-character name plus the random part would pass the limit.
     prefix = f".{path.name[:100]}."
-    remove_stale(path.parent, glob.escape(prefix) + "*.tmp")  # what a killed write left
+    # what a killed write left: mkstemp's names only (8 characters of [a-z0-9_]), files only
+    remove_stale(path.parent, glob.escape(prefix) + "[a-z0-9_]" * 8 + ".tmp")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -45,7 +48,7 @@ def atomic_write(path: Path | str, data: bytes | str) -> str:
             os.chmod(tmp, old.st_mode & 0o7777)  # keep an executable script executable
             with contextlib.suppress(OSError):  # only root may give a file to someone else
                 os.chown(tmp, old.st_uid, old.st_gid)
-        else:  # mkstemp makes it private (600): a new file gets what `touch` would give it
+        elif shared:  # mkstemp made it private (600)
             os.chmod(tmp, 0o666 & ~UMASK)
         os.replace(tmp, path)
     except BaseException:
@@ -80,17 +83,20 @@ def refuse_to_replace(path: Path, old: os.stat_result) -> None:
 STALE_AFTER = 3600
 
 
-def remove_stale(folder: Path, pattern: str) -> None:
-    """Remove the files or folders in `folder` matching `pattern` (a glob) that nothing has
-    touched for STALE_AFTER seconds. Best effort: what can't be removed (another user's) stays."""
+def remove_stale(folder: Path, pattern: str, *, folders: bool = False) -> None:
+    """Remove the regular files (or, with `folders`, the folders) in `folder` matching `pattern`
+    (a glob) that nothing has touched for STALE_AFTER seconds. Best effort: what can't be
+    removed (another user's) stays."""
     cutoff = time.time() - STALE_AFTER
     for left in Path(folder).glob(pattern):
         with contextlib.suppress(OSError):
-            if left.lstat().st_mtime < cutoff:
-                if left.is_dir() and not left.is_symlink():
-                    shutil.rmtree(left)
-                else:
-                    left.unlink()
+            st = left.lstat()
+            if st.st_mtime >= cutoff:
+                continue
+            if folders and stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(left)
+            elif not folders and stat.S_ISREG(st.st_mode):
+                left.unlink()
 
 
 # The most a tool reads of one file: a log of gigabytes is grepped or read in pieces by bash.

@@ -151,7 +151,9 @@ class Hooks(Gate):
                 return None, ""
             stdout.seek(0)
             stderr.seek(0)
-            out, said = (shorten(f.read().strip(), PRINTED_LIMIT) for f in (stdout, stderr))
+            # at most READ_LIMIT characters each (a hook may `cat` a log of gigabytes)
+            out, said = (shorten(f.read(READ_LIMIT).strip(), PRINTED_LIMIT)
+                         for f in (stdout, stderr))
         if code == VETO:
             return said, out
         if code != 0:
@@ -161,6 +163,7 @@ class Hooks(Gate):
 
 
 PRINTED_LIMIT = 20_000  # characters of what a hook prints that the model gets: head and tail
+READ_LIMIT = 1 << 20  # characters of it read at all
 
 
 def tool_input(tool: Tool, args: dict) -> dict:

@@ -287,16 +287,17 @@ def transient(error: Exception) -> bool:
 
 
 def quota_exhausted(error: Exception) -> bool:
-    """A 429 for an account out of quota or credit (OpenAI's insufficient_quota), not a rate."""
+    """A 429 for an account out of quota or credit (OpenAI's insufficient_quota), not a rate.
+    One that names a time to retry is a rate after all: Gemini's per-minute limit says "You
+    exceeded your current quota ... Please retry in 58.8s"."""
     body = getattr(error, "body", None)
     inner = body.get("error", body) if isinstance(body, dict) else {}
     kinds = {str(inner.get(k)) for k in ("code", "type")} if isinstance(inner, dict) else set()
     said = "insufficient_quota" in kinds or QUOTA.search(detail(error)) is not None
-    return status(error) == 429 and said
+    return status(error) == 429 and said and not TRY_AGAIN.search(detail(error))
 
 
-QUOTA = re.compile(r"exceeded your current quota|insufficient (?:quota|balance|credit)"
-                   r"|credit balance is too low", re.I)
+QUOTA = re.compile(r"insufficient (?:quota|balance|credit)|credit balance is too low", re.I)
 # "Please try again in 7s." (OpenAI), "in 820ms", "Please retry in 7.5s" (Gemini)
 TRY_AGAIN = re.compile(r"(?:try again|retry)(?: after| in)\s+(\d+(?:\.\d+)?)\s*(ms|s\b|sec|second)",
                        re.I)

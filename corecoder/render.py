@@ -18,6 +18,7 @@ from .events import (
     Finished,
     ReasoningDelta,
     Retrying,
+    RoundStarted,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -46,6 +47,8 @@ class Renderer:
         self.calls: dict[str, str] = {}  # the calls of this turn still running: id -> their line
         self.status = None  # a rich Status (a spinner) naming them, in a terminal
         self.lock = threading.RLock()
+        self.over = False  # the turn has ended (Ctrl+C): a call that starts late is not shown
+        self.asking = False  # a consent question is on screen: no spinner over it
 
     def __call__(self, event) -> None:
         with self.lock:  # parallel calls report from their own threads
@@ -56,7 +59,11 @@ class Renderer:
             self._answer(event.text)
         elif isinstance(event, ReasoningDelta):
             self._reason(event.text)
+        elif isinstance(event, RoundStarted):
+            self.over = False
         elif isinstance(event, ToolCallStarted):
+            if self.over:
+                return
             self.close()
             self.calls[event.call.id] = event.call.name
             self._print(f"→ {call_line(event.call.name, event.call.arguments)}", "cyan")
@@ -82,6 +89,7 @@ class Renderer:
         elif isinstance(event, Finished):
             self.close()
             self.calls.clear()
+            self.over = True
             if event.reason == "max_rounds":
                 self._print(event.text, "yellow")
 
@@ -126,7 +134,7 @@ class Renderer:
 
     def _running(self) -> None:
         """A spinner naming the calls still running, so a long command does not look hung."""
-        if self.calls and self.console.is_terminal:
+        if self.calls and self.console.is_terminal and not self.asking:
             self.status = self.console.status(f"running {', '.join(self.calls.values())}",
                                               spinner="dots")
             self.status.start()

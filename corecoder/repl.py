@@ -155,9 +155,13 @@ class Repl:
         from .trace import call_line
 
         self.renderer.close()
-        self.say(f"allow {call_line(tool.name, json.dumps(args))}?", "bold yellow")
-        answer = (self.questions.prompt("  [y]es once · [a]lways for this tool · [n]o › ")
-                  .strip().lower())
+        self.renderer.asking = True  # no spinner over the question (a sibling call may finish)
+        try:
+            self.say(f"allow {call_line(tool.name, json.dumps(args))}?", "bold yellow")
+            answer = (self.questions.prompt("  [y]es once · [a]lways for this tool · [n]o › ")
+                      .strip().lower())
+        finally:
+            self.renderer.asking = False
         return {"y": "once", "yes": "once", "a": "always", "always": "always"}.get(answer, "deny")
 
     # The commands. Each takes the text after its name; `quit` returns False.
@@ -214,7 +218,8 @@ class Repl:
         before = list(self.agent.messages)
         self.attempt(compact, self.agent, focus or None)
         size = lambda messages: len(json.dumps(messages, ensure_ascii=False))  # noqa: E731
-        if size(self.agent.messages) >= size(before):  # a summary as long as what it replaced
+        changed = self.agent.messages != before  # (nothing old enough, a failure, Ctrl+C: not)
+        if changed and size(self.agent.messages) >= size(before):  # a summary no shorter
             self.agent.messages = before
             self.say("the summary was no shorter than the turns it would replace: the history "
                      "is kept as it was", "dim")
@@ -386,6 +391,7 @@ def run_repl(app) -> int:
         from prompt_toolkit import PromptSession
 
         questions = PromptSession()  # a history of its own, in memory: answers are not inputs
-        return Repl(app, Console(), prompt_session(app.config.home), questions=questions).run()
+        return Repl(app, Console(), prompt_session(app.config.home), questions=questions,
+                    env=app.env).run()
     finally:
         app.stop()

@@ -40,6 +40,7 @@ except ImportError:  # Windows
 
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+TODO_STATUSES = ("pending", "in_progress", "done")  # todo_write's: any other could not be shown
 
 
 class SessionError(Exception):
@@ -219,7 +220,7 @@ def _replay(records: list[tuple[int, dict]], name: str,
         elif kind == "todos":
             todos = record.get("todos")
             if not (isinstance(todos, list) and all(isinstance(t, dict) and isinstance(
-                    t.get("content"), str) and isinstance(t.get("status"), str) for t in todos)):
+                    t.get("content"), str) and t.get("status") in TODO_STATUSES for t in todos)):
                 damaged.append(f"line {line} is a malformed todos record")
                 continue
             meta["todos"] = todos

@@ -302,3 +302,17 @@ def test_kill_9_during_checkpoint_writes_leaves_every_file_whole(tmp_path):
             assert data == b"original" or whole(data)
         if n % 6 == 0:
             assert (root / "data.txt").read_bytes() == b"original"
+
+
+def test_a_checkpoint_copy_is_readable_by_its_owner_only(tmp_path):
+    """It may hold a copy of .env: the copies are private (600) whatever the umask."""
+    import stat
+
+    from corecoder.checkpoints import Checkpoints
+
+    (tmp_path / "project").mkdir()
+    secret = tmp_path / "project" / ".env"
+    secret.write_text("KEY=secret\n")
+    checkpoints = Checkpoints(tmp_path / "home", tmp_path / "project")
+    name = checkpoints.save(secret, "edit_file")
+    assert stat.S_IMODE((checkpoints.dir / name).stat().st_mode) == 0o600

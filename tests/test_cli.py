@@ -648,3 +648,9 @@ def test_a_model_switch_is_in_the_session_log_at_once(repl, tmp_path):
     shell.run()
     _, meta = load(shell.app.config.home, shell.app.log.id)
     assert meta["model"] == "openai/gpt-4.1"
+
+
+def test_compact_with_nothing_to_compact_does_not_claim_a_summary_was_made(repl):
+    shell, out = repl(ScriptedLLM([]), "/compact")
+    shell.run()
+    assert "history: 0 → 0 messages" in out.getvalue() and "no shorter" not in out.getvalue()

@@ -386,3 +386,10 @@ def test_a_directory_is_refused_with_a_hint(tmp_path):
     (tmp_path / "src").mkdir()
     with pytest.raises(ToolError, match="is a directory"):
         EditFile().run(Workspace(cwd=tmp_path), path="src", old_string="a", new_string="b")
+
+
+def test_the_hint_counts_the_lines_of_old_string_that_run_past_the_end_of_the_file():
+    from corecoder.tools.edit import no_match
+
+    hint = no_match("x = 1\n", "x = 1\ny = 2\nz = 3\n", "a.py")
+    assert "The closest text is line 1 (50% similar)" in hint  # not 100%: two lines match nothing

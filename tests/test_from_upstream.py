@@ -208,13 +208,13 @@ def test_ctrl_c_clears_a_typed_line_consent_answers_stay_out_of_history_and_tool
 
 def test_compact_keeps_the_history_when_the_summary_is_no_shorter(tmp_path):
     long_summary = "A summary that goes on. " * 400
-    script = ["first answer", "second answer", "third answer", long_summary]
-    with ScriptServer(script) as server:
+    answers = [f"answer number {n}" for n in range(1, 7)]  # 12 messages: more than the 8 kept
+    with ScriptServer([*answers, long_summary]) as server:
         with terminal(tmp_path, environment(server, tmp_path / "home")) as (proc, fd, seen):
-            for n, prompt in enumerate((b"one", b"two", b"three"), 1):
+            for n, answer in enumerate(answers, 1):
                 read_until(fd, r"›", seen)
-                os.write(fd, prompt + b"\r")
-                read_until(fd, ("first", "second", "third")[n - 1] + " answer", seen)
+                os.write(fd, f"question {n}\r".encode())
+                read_until(fd, answer, seen)
             os.write(fd, b"/compact\r")
             text = read_until(fd, r"the history is kept as it was|history: \d+ → \d+ messages", seen)
             os.write(fd, b"/quit\r")
@@ -270,3 +270,45 @@ def test_the_marks_the_terminal_shows_are_glyphs_common_fonts_have():
 
     for mark in [*MARKS.values(), "✗", "→"]:
         assert not (0x2300 <= ord(mark) <= 0x23FF or ord(mark) >= 0x1F000), mark
+
+
+def test_a_model_switch_keeps_the_base_url_and_key_given_as_flags(tmp_path):
+    with ScriptServer(["from the same server"]) as server:
+        env = environment(None, tmp_path / "home")
+        flags = ("--base-url", server.base_url, "--api-key", "k-from-the-flag", "-m", "scripted")
+        with terminal(tmp_path, env, *flags) as (proc, fd, seen):
+            read_until(fd, r"/help for commands.*\n.*›", seen)
+            os.write(fd, b"/model other-model\r")
+            read_until(fd, r"the conversation carries on", seen)
+            os.write(fd, b"hi\r")
+            read_until(fd, r"from the same server", seen)
+            os.write(fd, b"/quit\r")
+            assert proc.wait(timeout=15) == 0
+        [request] = server.requests
+    assert request["key"] == "k-from-the-flag" and request["body"]["model"] == "other-model"
+
+
+def test_a_call_that_starts_after_its_turn_ended_is_not_shown_and_no_spinner_covers_a_question():
+    import io
+
+    from rich.console import Console
+
+    from corecoder.events import Finished, RoundStarted, ToolCallFinished, ToolCallStarted
+    from corecoder.messages import ToolCall
+    from corecoder.render import Renderer
+
+    out = io.StringIO()
+    render = Renderer(Console(file=out, width=100, color_system=None, force_terminal=True))
+    render(Finished("", "interrupted"))
+    render(ToolCallStarted(ToolCall("late", "bash", '{"command": "true"}')))
+    assert render.status is None and "late" not in render.calls and out.getvalue() == ""
+    render(RoundStarted(1))  # the next turn
+    render.asking = True
+    render(ToolCallStarted(ToolCall("c1", "bash", '{"command": "true"}')))
+    assert render.status is None  # a question is on screen
+    render.asking = False
+    render(ToolCallStarted(ToolCall("c2", "read_file", '{"path": "x"}')))
+    assert render.status is not None
+    render(ToolCallFinished(ToolCall("c1", "bash", "{}"), "ok", "ok"))
+    render(ToolCallFinished(ToolCall("c2", "read_file", "{}"), "ok", "ok"))
+    assert render.status is None and render.calls == {}

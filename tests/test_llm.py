@@ -254,3 +254,18 @@ def test_a_reply_cut_at_the_output_limit_says_so_to_the_user_and_the_model(tmp_p
     assert OUTPUT_LIMIT_REACHED in "".join(shown)
     assert agent.messages[2]["content"].startswith("bad arguments for write_file: the arguments are not valid JSON")
     assert not (tmp_path / "big.py").exists()
+
+
+def test_geminis_per_minute_limit_in_quota_words_is_a_rate_retried_after_the_time_it_names():
+    """Gemini words its per-minute limit as "You exceeded your current quota" and names a time:
+    that is a rate, retried after it, not an account out of credit."""
+    from corecoder.llm import quota_exhausted, retry_after, transient
+
+    class Limited(Rejected):
+        status_code = 429
+
+    gemini = Limited("You exceeded your current quota, please check your plan and billing details. "
+                     "Please retry in 7.5s.")
+    assert not quota_exhausted(gemini) and transient(gemini) and retry_after(gemini) == 7.5
+    spent = Limited("Your credit balance is too low to access the API.")
+    assert quota_exhausted(spent) and not transient(spent)

@@ -430,3 +430,13 @@ def test_a_whole_last_record_without_its_newline_is_kept_not_cut(tmp_path):
     log.path.write_bytes(log.path.read_bytes().rstrip(b"\n"))
     agent.chat("b")
     assert load(tmp_path, log.id)[0] == agent.messages
+
+
+def test_a_todo_list_with_a_status_todo_write_does_not_know_is_skipped_and_said(tmp_path):
+    """It could not be shown: every round of the resumed session would fail on it."""
+    path = tmp_path / "sessions" / "odd.jsonl"
+    path.parent.mkdir()
+    path.write_text('{"type": "meta", "id": "odd"}\n'
+                    '{"type": "todos", "todos": [{"content": "x", "status": "someday"}]}\n')
+    _, meta = load(tmp_path, "odd")
+    assert meta["todos"] == [] and meta["damaged"] == ["line 2 is a malformed todos record"]

@@ -307,5 +307,6 @@ def likeness(block: list[str], wanted: list[str]) -> float:
     whole texts, character by character, 50 lines take a third of a second and 400 two minutes."""
     pairs = list(zip(block, wanted, strict=False))  # the file may end before old_string does
     matched = sum(difflib.SequenceMatcher(None, a, b).ratio() * (len(a) + len(b)) for a, b in pairs)
-    total = sum(len(a) + len(b) for a, b in pairs)
+    # old_string's lines past the file's end match nothing, and count
+    total = sum(len(a) + len(b) for a, b in pairs) + sum(map(len, wanted[len(block):]))
     return matched / total if total else 1.0

@@ -38,7 +38,7 @@ class WriteFile(Tool):
             raise ToolError(f"{shown} is a directory; give the path of a file inside it")
         existed = target.exists()
         try:
-            note = atomic_write(target, content)
+            note = atomic_write(target, content, shared=True)
         except OSError as e:  # e.g. a parent "directory" that is a file, or no permission
             raise ToolError(f"cannot write {shown}: {e.strerror or e}") from e
         verb = "overwrote" if existed else "created"

@@ -54,7 +54,8 @@ ROWS = {
                "vetoing in 5 MB or in Latin-1; a command redirecting its own output; MCP servers "
                "with a malformed schema, a 300 MB line, one name for two; an edit matching "
                "nothing in a million lines or for 400 retyped ones; 1 MB of arguments in "
-               "7-character fragments; temp files a kill -9 left"),
+               "7-character fragments; temp files a kill -9 left, beside look-alike files of the "
+               "user's own"),
 }
 
 

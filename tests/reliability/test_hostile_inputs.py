@@ -480,26 +480,28 @@ def test_an_edit_that_matches_nothing_answers_at_once_in_a_long_file_and_for_a_l
 # What a killed corecoder left behind, the next one removes
 
 
-@pytest.mark.cases(2)
+@pytest.mark.cases(3)
 def test_temp_files_a_killed_corecoder_left_are_removed_by_the_next_and_fresh_ones_kept(tmp_path):
     temp, project = tmp_path / "tmp", tmp_path / "project"
     temp.mkdir()
     project.mkdir()
     (project / "notes.txt").write_text("old\n")
-    left = [temp / "corecoder-bash-k1ll3d", project / ".notes.txt.k1ll3d.tmp"]  # kill -9 leaves these
-    fresh = [temp / "corecoder-bash-running", project / ".notes.txt.writing.tmp"]  # in use elsewhere
-    for folder in (left[0], fresh[0]):
+    # kill -9 leaves these (the random part of the names is 8 characters of [a-z0-9_])
+    left = [temp / "corecoder-bash-k1ll3d_x", project / ".notes.txt.k1ll3d_x.tmp"]
+    fresh = [temp / "corecoder-bash-running_", project / ".notes.txt.writing_.tmp"]  # in use elsewhere
+    users = [project / ".notes.txt.my-backup.tmp", project / ".notes.txt.cache123.tmp"]  # not ours
+    for folder in (left[0], fresh[0], users[1]):
         folder.mkdir()
         (folder / "startup.sh").write_text("")
-    for file in (left[1], fresh[1]):
+    for file in (left[1], fresh[1], users[0]):
         file.write_text("half a vers")
     two_hours_ago = time.time() - 7200
-    for path in left:
+    for path in left + users:
         os.utime(path, (two_hours_ago, two_hours_ago))
     script = [call("bash", command="true"), call("write_file", path="notes.txt", content="new\n"), "done"]
     with ScriptServer(script) as server:
         env = environment(server, tmp_path / "home", TMPDIR=str(temp))
         run = corecoder("-p", "hi", "--yes", cwd=project, env=env)
     assert run.returncode == 0, run.stderr
-    assert [p.exists() for p in left + fresh] == [False, False, True, True]
+    assert [p.exists() for p in left + fresh + users] == [False, False, True, True, True, True]
     assert (project / "notes.txt").read_text() == "new\n" and sorted(temp.iterdir()) == [fresh[0]]
