@@ -36,8 +36,7 @@ def atomic_write(path: Path | str, data: bytes | str, *, shared: bool = False) -
         data = data.encode("utf-8")
     # The name's head only: a 250-character name plus the random part would pass the limit.
     prefix = f".{path.name[:100]}."
-    # what a killed write left: mkstemp's names only (8 characters of [a-z0-9_]), files only
-    remove_stale(path.parent, glob.escape(prefix) + "[a-z0-9_]" * 8 + ".tmp")
+    remove_stale(path.parent, prefix, ".tmp")  # what a killed write left
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -83,12 +82,13 @@ def refuse_to_replace(path: Path, old: os.stat_result) -> None:
 STALE_AFTER = 3600
 
 
-def remove_stale(folder: Path, pattern: str, *, folders: bool = False) -> None:
-    """Remove the regular files (or, with `folders`, the folders) in `folder` matching `pattern`
-    (a glob) that nothing has touched for STALE_AFTER seconds. Best effort: what can't be
-    removed (another user's) stays."""
+def remove_stale(folder: Path, prefix: str, suffix: str = "", *, folders: bool = False) -> None:
+    """Remove the regular files (or, with `folders`, the folders) in `folder` that tempfile
+    named with `prefix` and `suffix` (mkstemp and TemporaryDirectory put 8 characters of
+    [a-z0-9_] between them) and that nothing has touched for STALE_AFTER seconds. Best effort:
+    what can't be removed (another user's) stays."""
     cutoff = time.time() - STALE_AFTER
-    for left in Path(folder).glob(pattern):
+    for left in Path(folder).glob(glob.escape(prefix) + "[a-z0-9_]" * 8 + glob.escape(suffix)):
         with contextlib.suppress(OSError):
             st = left.lstat()
             if st.st_mtime >= cutoff:

@@ -44,7 +44,7 @@ class Renderer:
         self.text = ""  # the markdown streamed since the last freeze
         self.live = None  # a rich Live while answer text is streaming
         self.thinking = False  # inside streamed reasoning (printed as it comes, no newline yet)
-        self.calls: dict[str, str] = {}  # the calls of this turn still running: id -> their line
+        self.calls: dict[str, str] = {}  # the calls of this turn still running: id -> tool name
         self.status = None  # a rich Status (a spinner) naming them, in a terminal
         self.lock = threading.RLock()
         self.over = False  # the turn has ended (Ctrl+C): a call that starts late is not shown

@@ -217,9 +217,9 @@ class Repl:
             return
         before = list(self.agent.messages)
         self.attempt(compact, self.agent, focus or None)
-        size = lambda messages: len(json.dumps(messages, ensure_ascii=False))  # noqa: E731
-        changed = self.agent.messages != before  # (nothing old enough, a failure, Ctrl+C: not)
-        if changed and size(self.agent.messages) >= size(before):  # a summary no shorter
+        after = self.agent.messages  # unchanged: nothing old enough, a failure, Ctrl+C
+        new, old = (len(json.dumps(m, ensure_ascii=False)) for m in (after, before))
+        if after != before and new >= old:  # a summary no shorter than what it replaced
             self.agent.messages = before
             self.say("the summary was no shorter than the turns it would replace: the history "
                      "is kept as it was", "dim")

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from .events import Finished, RoundStarted, UsageReported, WorkerEvent
 from .messages import CUT_SHORT, ROLES, IllegalHistory, Usage, check_history, tool_result
+from .tools.todo import MARKS
 
 try:
     import fcntl
@@ -40,7 +41,6 @@ except ImportError:  # Windows
 
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens")
-TODO_STATUSES = ("pending", "in_progress", "done")  # todo_write's: any other could not be shown
 
 
 class SessionError(Exception):
@@ -218,9 +218,9 @@ def _replay(records: list[tuple[int, dict]], name: str,
                 continue
             messages = messages + batch if kind == "message" else list(batch)
         elif kind == "todos":
-            todos = record.get("todos")
+            todos = record.get("todos")  # a status todo_write does not know could not be shown
             if not (isinstance(todos, list) and all(isinstance(t, dict) and isinstance(
-                    t.get("content"), str) and t.get("status") in TODO_STATUSES for t in todos)):
+                    t.get("content"), str) and t.get("status") in MARKS for t in todos)):
                 damaged.append(f"line {line} is a malformed todos record")
                 continue
             meta["todos"] = todos

@@ -75,8 +75,8 @@ class Bash(Tool):
 
     def __init__(self) -> None:
         self.running: set[subprocess.Popen] = set()  # the shells of the calls running now
-        # what a killed corecoder left: TemporaryDirectory's names (8 characters of [a-z0-9_])
-        remove_stale(Path(tempfile.gettempdir()), SCRATCH + "[a-z0-9_]" * 8, folders=True)
+        # what a killed corecoder left: the scratch folders of its calls
+        remove_stale(Path(tempfile.gettempdir()), SCRATCH, folders=True)
 
     def stop_all(self) -> None:
         """Kill every command still running, with all it started. For the moment the agent's
