@@ -4,8 +4,10 @@
     python -m benchmarks.lines --at REV   the same for a commit (its corecoder/, as git has it)
 
 A line counts if it carries a token other than a comment, a newline or indentation;
-lines of module, class and function docstrings do not count. Explanation is free: a
-budget measured this way never rewards deleting a comment or a docstring to make room.
+lines of module, class and function docstrings do not count (the ruler is the course's,
+corecoder/course/authoring/ruler.py: each chapter's export budget is measured with it too).
+Explanation is free: a budget measured this way never rewards deleting a comment or a
+docstring to make room.
 
 Each module belongs to a layer: a chapter of the engine (1 to 8, the chapter that
 builds it: ARCHITECTURE.md's map), or a part that is not the engine (the CLI and what
@@ -19,15 +21,15 @@ and tests/test_layers.py holds the imports to this map (dependencies point down)
 from __future__ import annotations
 
 import argparse
-import ast
 import io
 import re
 import subprocess
 import sys
 import tarfile
 import tempfile
-import tokenize
 from pathlib import Path
+
+from corecoder.course.authoring.ruler import net_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFENCES = re.compile(r"^\s*# --- defences\b")  # the marked line: what follows defends the idea above it
@@ -53,8 +55,6 @@ FOLDERS = {"testing/": "testing", "course/": "course", "demo/": "demo"}  # ... a
 BEFORE = {"prompt.py": 2, "tools/agent.py": 6, "tools/todo.py": 2, "scripted.py": 1, "serve.py": "cli",
           "gates.py": 7, "course/__main__.py": "course"}
 ENGINE = range(1, 9)
-SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-        tokenize.ENCODING, tokenize.ENDMARKER}
 
 
 def layer(module: str, old: bool = False) -> int | str:
@@ -67,26 +67,6 @@ def layer(module: str, old: bool = False) -> int | str:
     if module not in LAYERS:
         raise KeyError(f"corecoder/{module} is in no layer: add it to benchmarks/lines.py LAYERS")
     return LAYERS[module]
-
-
-def docstring_lines(tree: ast.AST) -> set[int]:
-    lines = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                    and isinstance(first.value.value, str):
-                lines.update(range(first.lineno, first.end_lineno + 1))
-    return lines
-
-
-def net_lines(source: str) -> set[int]:
-    """The numbers of the lines that count."""
-    code = set()
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type not in SKIP:
-            code.update(range(token.start[0], token.end[0] + 1))
-    return code - docstring_lines(ast.parse(source))
 
 
 def measure_module(source: str) -> dict:

@@ -62,6 +62,10 @@ class KeepEverything:
 
 
 class Agent:
+    """The loop, and what it runs with: a model, its tools, a workspace, the history of one
+    conversation, and the seams later chapters plug into. Its methods read top to bottom in
+    the order chapter 1 builds them."""
+
     def __init__(self, llm, tools: Iterable[Tool], *, cwd: str | Path | None = None,
                  prompt: str = BASE_PROMPT, prompt_parts: Iterable[str] = (), max_rounds: int = 50,
                  context=None, executor: Callable | None = None, gates: Iterable[Gate] = ()):

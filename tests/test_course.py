@@ -12,11 +12,20 @@ from corecoder.agent import Agent as PackageAgent
 from corecoder.calls import run_in_order
 from corecoder.course import check, outline, record, show, step_through, workdir
 from corecoder.course.authoring.execute import WIDGET_VIEW, tidy
-from corecoder.course.authoring.student import strip_solutions, student_notebook
-from corecoder.course.authoring.sync import SyncError, export_source, regenerate, sync_exports, sync_twin
+from corecoder.course.authoring.notebook import digest
+from corecoder.course.authoring.student import strip_solutions, stub, student_notebook
+from corecoder.course.authoring.sync import (
+    SyncError,
+    export_source,
+    regenerate,
+    sync_exercises,
+    sync_exports,
+    sync_twin,
+)
 from corecoder.course.checks import CHECKERS, checker, verdict
 from corecoder.course.source import PACKAGE_ROOT, source_of
-from corecoder.course.viewer import WIDGET_LABEL, _Shown, viewer
+from corecoder.course.viewer import Shown, viewer
+from corecoder.course.words import speaking
 from corecoder.demo import SCRIPT, TASK, copy_project
 from corecoder.tools import default_tools
 from corecoder.tools.base import Tool
@@ -150,7 +159,8 @@ def test_the_text_twin_shows_what_was_sent_asked_and_answered(demo_run):
     _, recording = demo_run
     text = recording.text()
     assert text.count("── round ") == 6
-    assert "sent: the system prompt, 8 tool schemas and 11 messages" in text
+    assert "sent: the system prompt, 8 tool schemas and 1 message" in text
+    assert "sent: round 5's request, its reply and 1 result: 11 messages" in text
     assert 'asks for bash(command="python3 test_stats.py")   [call_1_1]' in text
     assert "1 of 3 tests passed" in text and "3 of 3 tests passed" in text
     assert text.rstrip().endswith("(no tool calls: this text is the answer)")
@@ -218,6 +228,93 @@ def test_outline_is_one_line_per_message_numbered_like_check_history():
     assert len(lines[2]) == 100 and lines[2].endswith("characters cut ...]")  # cut with the one marker
 
 
+def test_the_text_twin_prints_the_history_once_and_then_only_what_each_request_added(demo_run):
+    _, recording = demo_run
+    text = recording.text()
+    assert text.count("The tests in test_stats.py fail.") == 1  # the task, sent six times, shown once
+    assert len(text.splitlines()) < 70  # it was 100 lines when every round reprinted the history
+    assert text.splitlines()[0].startswith("(each round: what the model was sent")  # the legend
+
+
+def test_a_message_a_request_adds_beyond_the_last_reply_and_results_is_listed(tmp_path):
+    agent = Agent(ScriptedLLM(["Hello.", "Bye."]), default_tools(), cwd=tmp_path)
+    recording = record(agent)
+    agent.chat("hi")
+    agent.chat("bye")
+    second = recording.text().split("── round 1 ")[2]
+    assert "sent: round 1's request, its reply and 0 results, and 1 more: 3 messages" in second
+    assert "   [3] user       bye" in second
+
+
+def test_a_history_rewritten_between_rounds_is_shown_in_full_again(tmp_path):
+    agent = Agent(ScriptedLLM(["Hello.", "Bye."]), default_tools(), cwd=tmp_path)
+    recording = record(agent)
+    agent.chat("hi")
+    agent.messages = [corecoder.messages.user("a summary of what came before")]  # as a compaction does
+    agent.chat("bye")
+    assert "(the history was rewritten)" in recording.text()
+    assert "[1] user       a summary of what came before" in recording.text()
+
+
+def test_the_recording_renders_every_event_type_of_the_package():
+    import dataclasses
+    import inspect
+
+    import corecoder.events
+    from corecoder.course.recording import RENDERERS, SHAPE
+
+    kinds = [c for _, c in inspect.getmembers(corecoder.events, inspect.isclass)
+             if dataclasses.is_dataclass(c) and c.__module__ == "corecoder.events"]
+    assert len(kinds) == 10 and [k.__name__ for k in kinds if k not in (*SHAPE, *RENDERERS)] == []
+
+
+def test_a_later_chapters_events_are_notes_in_their_round(tmp_path):
+    from corecoder.events import Compacted, Retrying, RoundStarted, ToolCallStarted, WorkerEvent
+    from corecoder.messages import ToolCall
+
+    agent = Agent(ScriptedLLM(["Hello."]), default_tools(), cwd=tmp_path)
+    recording = record(agent)
+    recording(RoundStarted(1))
+    recording(Compacted("summarize", 3100, 900))
+    recording(Retrying(1, 2.0, "rate limited (429)"))
+    recording(WorkerEvent("worker-1", ToolCallStarted(ToolCall("w1", "glob", '{"pattern": "*.py"}'))))
+    text = recording.text()
+    assert "the history was compacted (summarize): ~3,100 → ~900 tokens" in text
+    assert "the model call failed; trying again in 2.0 s (rate limited (429))" in text
+    assert '[worker-1] → glob(pattern="*.py")' in text
+    with speaking("zh"):
+        assert "历史经过了压缩（summarize）" in recording.text()
+
+
+def test_a_chapter_adds_a_renderer_for_its_own_event_without_editing_the_recording(tmp_path):
+    from dataclasses import dataclass
+
+    from corecoder.events import RoundStarted
+
+    @dataclass(frozen=True)
+    class Linted:
+        path: str
+
+    recording = record(Agent(ScriptedLLM(["ok"]), default_tools(), cwd=tmp_path))
+    recording.renderers[Linted] = lambda event: f"linted {event.path}"
+    recording(RoundStarted(1))
+    recording(Linted("stats.py"))
+    assert "  linted stats.py" in recording.text()
+
+
+def test_the_twin_and_the_widget_speak_the_notebooks_language(demo_run):
+    _, recording = demo_run
+    with speaking("zh"):
+        text = recording.text()
+        box = viewer(recording)
+    assert "── 第 1 轮 " in text and "发送：系统提示词、8 个工具的 JSON Schema 和 1 条消息" in text
+    assert "回复：" in text and "工具的回应：" in text and "replied:" not in text
+    (back, _, forward), page = box.children[0].children, box.children[1]
+    assert back.description == "◀ 上一轮" and "<h4>第 1 轮</h4>" in page.value
+    forward.click()  # a click comes later, outside the cell that built the widget: still Chinese
+    assert "<h4>第 2 轮</h4>" in page.value
+
+
 def test_step_through_prints_the_text_twin_outside_jupyter(demo_run, capsys):
     _, recording = demo_run
     step_through(recording)
@@ -239,11 +336,11 @@ def test_the_widget_steps_through_the_rounds(demo_run):
     assert slider.value == 6 and "Fixed:" in page.value
 
 
-def test_the_stored_widget_output_is_a_short_plain_text_stand_in(demo_run):
+def test_the_widget_and_its_text_twin_are_one_output(demo_run):
     _, recording = demo_run
-    bundle = _Shown(viewer(recording), WIDGET_LABEL.format(n=6))._repr_mimebundle_()
-    assert bundle["text/plain"] == "[step-through viewer: 6 rounds; run this cell in JupyterLab to step through them]"
-    assert WIDGET_VIEW in bundle
+    bundle = Shown(viewer(recording), recording.text())._repr_mimebundle_()
+    assert bundle["text/plain"] == recording.text()  # what nbval, the site and a console get
+    assert WIDGET_VIEW in bundle  # what JupyterLab renders instead: the twin is not printed under it
 
 
 # --- workdir ----------------------------------------------------------------------------
@@ -293,19 +390,39 @@ def test_unmatched_solution_markers_are_an_error():
         strip_solutions("def f():\n    ### BEGIN SOLUTION\n    return 1\n")
 
 
-def test_the_student_notebook_clears_exercise_and_check_outputs_only():
+def tagged(cell, *tags):
+    cell.metadata["tags"] = list(tags)
+    return cell
+
+
+def test_the_student_notebook_has_no_solution_cells_and_no_stored_verdicts():
+    verdict_output = [new_output("stream", name="stdout", text="✗ not implemented yet\n")]
     nb = new_notebook(cells=[
         new_code_cell("print(1)", outputs=[new_output("stream", name="stdout", text="1\n")], execution_count=1),
-        new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION",
-                      outputs=[new_output("stream", name="stdout", text="x\n")], execution_count=2),
-        new_code_cell('check("ch01.f", f)', outputs=[new_output("stream", name="stdout", text="✓\n")],
-                      execution_count=3),
+        tagged(new_code_cell("def f():\n    raise NotImplementedError", execution_count=2), "exercise"),
+        new_code_cell('check("ch01.f", f)', outputs=verdict_output, execution_count=3),
+        tagged(new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n\n\n"
+                             'check("ch01.f", f)', execution_count=4), "solution"),
     ])
     student = student_notebook(nb)
-    assert student.cells[0].outputs and student.cells[0].execution_count == 1
-    assert student.cells[1].source == "def f():\n    raise NotImplementedError"
-    assert [c.outputs for c in student.cells[1:]] == [[], []]
-    assert nb.cells[1].outputs, "the original is left as it was"
+    assert [c.source.split("\n")[0] for c in student.cells] == ["print(1)", "def f():", 'check("ch01.f", f)']
+    assert student.cells[0].outputs and student.cells[2].outputs == []
+    assert len(nb.cells) == 4 and nb.cells[2].outputs, "the original is left as it was"
+
+
+def test_the_learners_cell_is_the_solution_without_its_solution_comments_and_check():
+    solution = ('# the solution, folded away\nimport json\n\n\ndef f(x):\n    """Doc."""\n    ### BEGIN SOLUTION\n'
+                '    return json.dumps(x)\n    ### END SOLUTION\n\n\ncheck("ch01.f", f)')
+    assert stub(solution) == 'import json\n\n\ndef f(x):\n    """Doc."""\n    raise NotImplementedError'
+
+
+def test_sync_writes_each_learners_cell_from_its_solution():
+    nb = new_notebook(cells=[tagged(new_code_cell("def f(): ..."), "exercise"), new_code_cell('check("ch01.f", f)'),
+                             tagged(new_code_cell('def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION'
+                                                  '\n\n\ncheck("ch01.f", f)'), "solution")])
+    assert sync_exercises(nb, "x.ipynb") == ["x.ipynb cell 0: the exercise differs from its solution's stub"]
+    assert nb.cells[0].source == "def f():\n    raise NotImplementedError"
+    assert sync_exercises(nb, "x.ipynb") == []
 
 
 # --- sync -------------------------------------------------------------------------------
@@ -354,6 +471,9 @@ def make_pair():
         cell.id = cell_id
     chinese = nbformat.from_dict(json.loads(json.dumps(english)))
     chinese.cells[0].source, chinese.cells[2].source = "# 标题", "更多。"
+    for cell, theirs in zip(chinese.cells, english.cells, strict=True):
+        if cell.cell_type == "markdown":  # each translation records the English it was made from
+            cell.metadata["translated_from"] = digest(theirs.source)
     return english, chinese
 
 
@@ -368,6 +488,65 @@ def test_sync_twin_copies_code_and_keeps_the_translations():
     assert sync_twin(english, result, "t.zh.ipynb")[1] == []
     english.cells[1].metadata["tags"] = ["export"]  # a tag is part of the code cell too
     assert sync_twin(english, result, "t.zh.ipynb")[1] != []
+
+
+def test_the_language_cell_imports_the_chinese_helpers_and_a_speaking_cell_keeps_its_chinese_output():
+    english, chinese = make_pair()
+    english.cells[1].source = "from corecoder.course import check, show"
+    english.cells[1].metadata["tags"] = ["language"]
+    english.cells.append(new_code_cell('check("ch01.x", f)', id="v",
+                                       outputs=[new_output("stream", name="stdout", text="✓ ch01.x passed\n")]))
+    chinese.cells.append(new_code_cell('check("ch01.x", f)', id="v",
+                                       outputs=[new_output("stream", name="stdout", text="✓ ch01.x 通过\n")]))
+    result, _ = sync_twin(english, chinese, "t.zh.ipynb")
+    assert result.cells[1].source == "from corecoder.course.zh import check, show"
+    assert result.cells[3].outputs[0].text == "✓ ch01.x 通过\n"  # what the Chinese run printed
+
+
+def test_a_translation_records_its_english_and_sync_says_when_the_english_moved_on():
+    english, chinese = make_pair()
+    assert sync_twin(english, chinese, "t.zh.ipynb")[1] == []
+    english.cells[2].source = "More, and better."
+    assert sync_twin(english, chinese, "t.zh.ipynb")[1] == [
+        "t.zh.ipynb: markdown cell 2 (id m): the English has changed since it was translated"]
+    del chinese.cells[0].metadata["translated_from"]
+    assert "markdown cell 0 (id t): no record of the English" in sync_twin(english, chinese, "t.zh.ipynb")[1][0]
+
+
+def test_an_essay_gets_a_link_to_the_source_under_each_include_kept_up_to_date():
+    from corecoder.course.authoring.essays import with_source_links
+    from corecoder.course.authoring.sync import package_definitions
+
+    text = "# T\n\n<!-- include: corecoder/messages.py::user -->\n\nProse.\n"
+    linked = with_source_links(text, "en", PACKAGE_ROOT)
+    start = (PACKAGE_ROOT / "corecoder/messages.py").read_text().splitlines().index("def user(text: str) -> dict:") + 1
+    assert f"[source: `corecoder/messages.py` · `user`](../corecoder/messages.py#L{start}-L{start + 1})" in linked
+    assert with_source_links(linked, "en", PACKAGE_ROOT) == linked  # the old link is replaced, not repeated
+    moved = linked.replace(f"#L{start}-", "#L1-")
+    assert with_source_links(moved, "en", PACKAGE_ROOT) == linked
+    assert "源码：`corecoder/messages.py`" in with_source_links(text, "zh", PACKAGE_ROOT)
+    assert "user" in package_definitions("corecoder/messages.py")
+
+
+def test_each_section_of_a_chinese_essay_records_its_english_and_a_changed_one_is_reported():
+    from corecoder.course.authoring.essays import record_translation, stale
+
+    english = "# Title\n\nIntro.\n\n## One\n\nFirst.\n\n## Two\n\nSecond.\n"
+    chinese = "# 标题\n\n引言。\n\n## 一\n\n第一。\n\n## 二\n\n第二。\n"
+    assert len(stale(english, chinese, "e.zh.md")) == 3  # nothing recorded yet
+    recorded = record_translation(english, chinese)
+    assert "## 一\n<!-- translated from: " in recorded and stale(english, recorded, "e.zh.md") == []
+    assert record_translation(english, recorded) == recorded
+    assert stale(english.replace("Second.", "Second, changed."), recorded, "e.zh.md") == [
+        "e.zh.md: section 3 (二): the English has changed since it was translated"]
+    assert stale(english + "\n## Three\n", recorded, "e.zh.md") == ["e.zh.md: 3 headings, the English has 4"]
+
+
+def test_a_class_written_without_its_methods_is_its_skeleton():
+    nb = new_notebook(cells=[export('# corecoder/agent.py\nclass Agent:\n    """old"""')])
+    sync_exports(nb, "x.ipynb")
+    assert nb.cells[0].source.startswith('# corecoder/agent.py\nclass Agent:\n    """The loop, and what it runs')
+    assert "def " not in nb.cells[0].source
 
 
 def test_sync_twin_reports_what_is_not_translated():

@@ -10,6 +10,7 @@ import contextlib
 import copy
 import inspect
 import io
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -19,9 +20,21 @@ import pytest
 import corecoder.messages
 from corecoder.course.authoring.__main__ import main
 from corecoder.course.authoring.execute import run_notebook, tidy
-from corecoder.course.authoring.notebook import chapters, headings, is_check, is_exercise, read, tags, twin
-from corecoder.course.authoring.student import strip_solutions
-from corecoder.course.authoring.sync import export_source
+from corecoder.course.authoring.notebook import (
+    chapters,
+    headings,
+    in_chinese,
+    is_check,
+    is_exercise,
+    is_language,
+    is_solution,
+    read,
+    speaks,
+    tags,
+    twin,
+)
+from corecoder.course.authoring.student import stub
+from corecoder.course.authoring.sync import export_source, is_skeleton
 from corecoder.course.checks import verdict
 from corecoder.messages import INTERRUPTED
 
@@ -98,21 +111,21 @@ def test_chapter_one_exports_the_loop_and_the_legality_check():
 def test_every_exported_definition_is_identical_to_the_package(notebook, cell, module, cls, name, node):
     shipped = package_definition(module, cls, name)
     assert shipped is not None, f"{notebook} cell {cell} defines {name}, which {module} does not"
+    if is_skeleton(node):  # a class without its methods: its decorators, bases, docstring and fields
+        shipped = copy.deepcopy(shipped)
+        shipped.body = [n for n in shipped.body if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     assert normalized(node) == normalized(shipped), (
         f"{notebook} cell {cell}: {name} differs from {module}; run: python -m corecoder.course sync")
 
 
-def test_a_class_built_method_by_method_has_every_method_of_the_package_class():
-    built: dict[tuple, set] = {}
-    for notebook, _, module, cls, name, _ in EXPORTS:
-        if cls:
-            built.setdefault((notebook, module, cls), set()).add(name)
-    assert built, "chapter 1 builds Agent one method at a time"
-    for (notebook, module, cls), names in built.items():
-        body = next(n.body for n in ast.parse((ROOT / module).read_text()).body
-                    if isinstance(n, ast.ClassDef) and n.name == cls)
-        shipped = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        assert names == shipped, f"{notebook}: {cls} lacks {sorted(shipped - names)}"
+def test_a_class_built_method_by_method_has_its_skeleton_and_each_method_exported_once_in_the_course():
+    # tests/test_coverage.py holds each class to the chapters' tables (a method may come in a later chapter);
+    # here: within the notebooks written so far, no method is exported twice, and each built class has its skeleton
+    english = [e for e in EXPORTS if not e[0].endswith(".zh.ipynb")]
+    methods = [(module, cls, name) for _, _, module, cls, name, _ in english if cls]
+    assert methods and len(methods) == len(set(methods)), "a method is exported once in the whole course"
+    skeletons = {(module, name) for _, _, module, cls, name, node in english if not cls and is_skeleton(node)}
+    assert {(module, cls) for module, cls, _ in methods} <= skeletons, "a class built in cells has its skeleton"
 
 
 def test_sketches_are_tagged_and_never_exported():
@@ -136,13 +149,49 @@ def test_sync_check_finds_nothing_to_do(capsys):
 
 
 @pytest.mark.parametrize("english", ENGLISH, ids=lambda p: p.stem)
-def test_the_chinese_twin_has_byte_identical_code_cells_and_outputs(english):
+def test_the_chinese_twin_has_the_same_code_and_outputs_but_for_the_language_cell_and_what_the_helpers_say(english):
+    # The mechanism: one code cell, tagged `language`, imports the helpers from corecoder.course.zh instead
+    # of corecoder.course; every other code cell is byte-identical. Outputs are identical too, except in the
+    # cells that call a helper that speaks (a verdict, the step-through twin): there they are in Chinese.
     en, zh = read(english), read(twin(english))
     assert [(c.cell_type, c.id) for c in en.cells] == [(c.cell_type, c.id) for c in zh.cells]
+    language = [c for c in en.cells if is_language(c)]
+    assert len(language) == 1 and language[0] is next(c for c in en.cells if c.cell_type == "code")
     for a, b in zip(en.cells, zh.cells, strict=True):
-        if a.cell_type == "code":
-            assert (a.source, a.outputs, a.execution_count, a.metadata) == \
-                   (b.source, b.outputs, b.execution_count, b.metadata), f"cell {a.id}"
+        if a.cell_type != "code":
+            continue
+        assert b.source == (in_chinese(a.source) if is_language(a) else a.source), f"cell {a.id}"
+        assert (a.execution_count, a.metadata) == (b.execution_count, b.metadata), f"cell {a.id}"
+        if speaks(a):
+            shown = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in b.outputs)
+            assert CJK.search(shown), f"cell {a.id}: the Chinese notebook's helpers speak Chinese"
+        else:
+            assert a.outputs == b.outputs, f"cell {a.id}"
+
+
+@pytest.mark.parametrize("path", BOTH, ids=lambda p: p.name)
+def test_the_course_helpers_are_imported_in_the_language_cell_only(path):
+    for cell in read(path).cells:
+        if cell.cell_type == "code" and not is_language(cell):
+            assert not re.search(r"^\s*from corecoder\.course(\.zh)? import", cell.source, re.M), cell.id
+
+
+@pytest.mark.parametrize("path", BOTH, ids=lambda p: p.name)
+def test_no_stretch_of_code_cells_prints_nothing(path):
+    # the export-then-check rhythm: a definition is followed by a cell that exercises it
+    silent = 0
+    for cell in read(path).cells:
+        if cell.cell_type == "code":
+            silent = 0 if cell.outputs else silent + 1
+            assert silent <= 2, f"{path.name}: cell {cell.id} is the third code cell in a row that prints nothing"
+
+
+def test_chapter_one_runs_on_chapter_one_pieces_only():
+    later = re.compile(r"\b(build_agent|Compactor|RunInParallel|AgentTool|workers|project_instructions|LLM)\b")
+    for path in (NOTEBOOKS / "01-loop.ipynb", NOTEBOOKS / "01-loop.zh.ipynb"):
+        for cell in read(path).cells:
+            if cell.cell_type == "code":
+                assert not later.search(cell.source), f"{path.name} cell {cell.id}: {later.search(cell.source)[0]}"
 
 
 @pytest.mark.parametrize("english", ENGLISH, ids=lambda p: p.stem)
@@ -202,24 +251,31 @@ def test_sync_check_lists_a_difference_exits_1_and_changes_nothing(tmp_path, cap
 
 
 def exercises():
-    """(notebook, exercise name, function name, solution cell source) for every exercise cell."""
+    """(notebook, exercise name, function name, solution cell source, learner's cell source) for every exercise:
+    the learner's cell, then its check, then the solution folded away."""
     for path in ENGLISH:
-        cells = read(path).cells
+        cells = [c for c in read(path).cells if c.cell_type == "code"]
         for i, cell in enumerate(cells):
             if is_exercise(cell):
-                following = next(c for c in cells[i + 1:] if c.cell_type == "code")
-                assert is_check(following), f"{path.name}: the cell after exercise cell {i} must check it"
-                call = next(n for n in ast.walk(ast.parse(following.source)) if isinstance(n, ast.Call))
-                yield path.name, call.args[0].value, call.args[1].id, cell.source
+                check_cell, solution = cells[i + 1], cells[i + 2]
+                assert is_check(check_cell), f"{path.name}: the cell after exercise {cell.id} must check it"
+                assert is_solution(solution), f"{path.name}: exercise {cell.id}'s solution follows its check"
+                call = next(n for n in ast.walk(ast.parse(check_cell.source)) if isinstance(n, ast.Call))
+                yield path.name, call.args[0].value, call.args[1].id, solution.source, cell.source
 
 
 EXERCISES = list(exercises())
 
 
 def answer(source: str, name: str):
-    """The function an exercise cell defines. The cell may use what the chapter defined before it: the
-    message constructors (export cells, identical to corecoder.messages) and INTERRUPTED."""
-    namespace = {**vars(corecoder.messages), "INTERRUPTED": INTERRUPTED}
+    """The function an exercise cell defines (a solution's closing check left out). The cell may use what the
+    chapter defined before it: the message constructors (export cells, identical to corecoder.messages),
+    INTERRUPTED, and the call path (admit, perform: chapter 1 imports them before its last exercise)."""
+    from corecoder.calls import admit, perform
+    from corecoder.tools.base import problems
+
+    namespace = {**vars(corecoder.messages), "INTERRUPTED": INTERRUPTED, "admit": admit, "perform": perform,
+                 "json": json, "problems": problems, "check": lambda *args: None}
     exec(textwrap.dedent(source), namespace)  # our own notebook's cell
     return namespace[name]
 
@@ -229,6 +285,22 @@ def run_check(name, fn) -> tuple[bool, str]:
     passed, told = verdict(name, fn)
     return passed, told + "\n"
 
+
+# The waiting ids kept in a set: its order is the hash order, which PYTHONHASHSEED changes.
+WRONG_BY_SET = """
+from corecoder.messages import INTERRUPTED
+from corecoder.messages import tool_result
+
+def answer_pending(messages):  # waiting ids in a set: the results come in hash order, not call order
+    answered, i = set(), len(messages)
+    while i > 0 and messages[i - 1]["role"] == "tool":
+        i -= 1
+        answered.add(messages[i]["tool_call_id"])
+    if i == 0 or messages[i - 1]["role"] != "assistant":
+        return list(messages)
+    waiting = {c["id"] for c in messages[i - 1].get("tool_calls", [])} - answered
+    return messages + [tool_result(c, INTERRUPTED) for c in waiting]
+"""
 
 # Plausible wrong answers, one list per exercise: each must fail its check.
 WRONG = {
@@ -248,6 +320,14 @@ def tests_script():  # reads the test file instead of running it
 def tests_script():  # the wrong argument name: bash never runs
     return [{"tool_calls": [{"name": "bash", "arguments": {"cmd": "python3 test_stats.py"}}]},
             "1 of 3 tests passed."]
+""", """
+def tests_script():  # games the summary line: bash prints it, the tests never run
+    return [{"tool_calls": [{"name": "bash", "arguments": {"command": "echo '1 of 3 tests passed'"}}]},
+            "The tests say: 1 of 3 tests passed."]
+""", """
+def tests_script():  # quotes the summary line, but to deny it
+    return [{"tool_calls": [{"name": "bash", "arguments": {"command": "python3 test_stats.py"}}]},
+            "It is not true that 1 of 3 tests passed."]
 """],
     "ch00.count_calls": ["""
 def count_tool_calls(messages):  # one per round: misses parallel calls
@@ -265,6 +345,13 @@ def count_tool_calls(messages):  # the script's layout, not the history's: a cal
             counts[call["name"]] = counts.get(call["name"], 0) + 1
     return counts
 """, """
+def count_tool_calls(messages):  # skips the last message: misses the calls of a run cut short
+    counts = {}
+    for m in messages[:-1]:
+        for call in m.get("tool_calls", []):
+            counts[call["function"]["name"]] = counts.get(call["function"]["name"], 0) + 1
+    return counts
+""", """
 def count_tool_calls(messages):  # counts only the calls that worked
     names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls", [])}
     counts = {}
@@ -274,6 +361,19 @@ def count_tool_calls(messages):  # counts only the calls that worked
     return counts
 """],
     "ch01.find_orphan": ["""
+def find_orphan(messages):  # an assistant message without calls does not close the window (the spec says it does)
+    waiting = []
+    for i, m in enumerate(messages):
+        if m["role"] == "tool":
+            if m["tool_call_id"] not in waiting:
+                return i
+            waiting.remove(m["tool_call_id"])
+        elif m["role"] == "user":
+            waiting = []
+        elif m.get("tool_calls"):
+            waiting = [c["id"] for c in m["tool_calls"]]
+    return None
+""", """
 def find_orphan(messages):  # only looks at the message before: rejects the second of two parallel results
     for i, m in enumerate(messages):
         if m["role"] == "tool" and (i == 0 or not messages[i - 1].get("tool_calls")):
@@ -288,7 +388,20 @@ def find_orphan(messages):  # any call ever made counts: misses a call answered 
             return i
     return None
 """],
-    "ch01.answer_pending": ["""
+    "ch01.answer_pending": [WRONG_BY_SET, """
+from corecoder.messages import INTERRUPTED
+from corecoder.messages import tool_result
+
+def answer_pending(messages):  # sorts the waiting ids: "c1" < "c10" < "c2" is not call order
+    answered, i = set(), len(messages)
+    while i > 0 and messages[i - 1]["role"] == "tool":
+        i -= 1
+        answered.add(messages[i]["tool_call_id"])
+    if i == 0 or messages[i - 1]["role"] != "assistant":
+        return list(messages)
+    waiting = sorted(c["id"] for c in messages[i - 1].get("tool_calls", []) if c["id"] not in answered)
+    return messages + [tool_result(c, INTERRUPTED) for c in waiting]
+""", """
 from corecoder.messages import INTERRUPTED
 from corecoder.messages import tool_result
 
@@ -309,6 +422,21 @@ def answer_pending(messages):  # right answer, but appended to the caller's list
     return messages
 """],
     "ch01.run_call": ["""
+def run_call(tool, arguments, workspace):  # "" is bad JSON here; the engine (parse_arguments) says it is {}
+    try:
+        args = json.loads(arguments)
+    except json.JSONDecodeError as e:
+        return f"bad arguments for {tool.name}: the arguments are not valid JSON ({e.msg})"
+    if not isinstance(args, dict):
+        return f"bad arguments for {tool.name}: the arguments must be a JSON object"
+    trouble = problems(tool.parameters, args)
+    if trouble:
+        return f"bad arguments for {tool.name}: " + "; ".join(trouble)
+    try:
+        return tool.run(workspace, **args)
+    except Exception as e:
+        return f"{tool.name} failed: {e}"
+""", """
 import json
 
 def run_call(tool, arguments, workspace):  # malformed JSON quietly becomes {}
@@ -329,28 +457,99 @@ def run_call(tool, arguments, workspace):  # every problem is a failure: no sche
     except Exception as e:
         return f"{tool.name} failed: {e}"
 """],
+    "ch01.stop_on_failure": ["""
+def stop_on_failure(calls, agent, results):  # returns the results instead of filling them: all interrupted
+    return {call.id: perform(agent, admit(agent, call), agent.workspace) for call in calls}
+""", """
+def stop_on_failure(calls, agent, results):  # raises to stop: the user's turn ends with an exception
+    for call in calls:
+        results[call.id] = perform(agent, admit(agent, call), agent.workspace)
+        if results[call.id].startswith(f"{call.name} failed:"):
+            raise RuntimeError("a call failed")
+""", """
+def stop_on_failure(calls, agent, results):  # "failed" anywhere: a file that says "failed" stops the batch
+    for call in calls:
+        results[call.id] = perform(agent, admit(agent, call), agent.workspace)
+        if "failed" in results[call.id]:
+            return
+""", """
+def stop_on_failure(calls, agent, results):  # never stops: it is run_in_order
+    for call in calls:
+        results[call.id] = perform(agent, admit(agent, call), agent.workspace)
+""", """
+def stop_on_failure(calls, agent, results):  # stops before the failing call runs: the model never learns why
+    for call in calls:
+        job = admit(agent, call)
+        if job.refusal or not agent.workspace.resolve(job.args.get("path", ".")).exists():
+            return
+        results[call.id] = perform(agent, job, agent.workspace)
+""", """
+stopped = []
+
+def stop_on_failure(calls, agent, results):  # remembers a failure across batches: the next round stops too
+    for call in calls:
+        if stopped:
+            return
+        job = admit(agent, call)
+        results[call.id] = perform(agent, job, agent.workspace)
+        if job.refusal or results[call.id].startswith(f"{call.name} failed:"):
+            stopped.append(call.id)
+"""]
 }
 
 
-def test_chapter_one_has_at_least_three_exercises_and_each_has_wrong_answers():
-    names = [name for notebook, name, _, _ in EXERCISES if notebook == "01-loop.ipynb"]
-    assert len(names) >= 3
-    assert {name for _, name, _, _ in EXERCISES} == set(WRONG), "every exercise needs plausible wrong answers"
+def test_chapter_one_has_four_exercises_and_each_has_wrong_answers():
+    names = [e[1] for e in EXERCISES if e[0] == "01-loop.ipynb"]
+    assert names == ["ch01.find_orphan", "ch01.answer_pending", "ch01.run_call", "ch01.stop_on_failure"]
+    assert {e[1] for e in EXERCISES} == set(WRONG), "every exercise needs plausible wrong answers"
 
 
 @pytest.mark.parametrize("english", ENGLISH, ids=lambda p: p.stem)
 def test_every_chapter_has_exercises_named_after_it(english):
-    names = [name for notebook, name, _, _ in EXERCISES if notebook == english.name]
+    names = [e[1] for e in EXERCISES if e[0] == english.name]
     assert len(names) >= 2, f"{english.name}: each chapter ends with exercises (COURSE.md, rule 5)"
     assert all(name.startswith(f"ch{english.name[:2]}.") for name in names), names
 
 
-@pytest.mark.parametrize("notebook, name, function, source", EXERCISES, ids=[e[1] for e in EXERCISES])
-def test_the_solution_passes_and_the_student_stub_fails(notebook, name, function, source):
+@pytest.mark.parametrize("notebook, name, function, source, learner", EXERCISES, ids=[e[1] for e in EXERCISES])
+def test_the_solution_passes_and_the_learners_cell_fails_until_it_is_written(notebook, name, function, source,
+                                                                          learner):
     passed, out = run_check(name, answer(source, function))
     assert passed and out == f"✓ {name} passed\n"
-    passed, out = run_check(name, answer(strip_solutions(source), function))
+    assert learner == stub(source) and "raise NotImplementedError" in learner
+    passed, out = run_check(name, answer(learner, function))
     assert not passed and "not implemented yet" in out
+
+
+@pytest.mark.parametrize("path", BOTH, ids=lambda p: p.name)
+def test_the_notebook_a_learner_opens_has_each_exercise_unsolved_and_its_solution_folded_away(path):
+    cells = [c for c in read(path).cells if c.cell_type == "code"]
+    for i, cell in enumerate(cells):
+        if is_exercise(cell):
+            told = "".join(o.get("text", "") for o in cells[i + 1].outputs)
+            assert "### BEGIN SOLUTION" not in cell.source
+            assert "not implemented yet" in told or "还没有实现" in told, f"{cell.id}: {told!r}"
+        if is_solution(cell):
+            assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, f"{cell.id}: folded away"
+            assert "passed" in cell.outputs[0].text or "通过" in cell.outputs[0].text, cell.id
+
+
+def test_a_set_ordered_answer_fails_whatever_the_hash_seed():
+    # set order depends on PYTHONHASHSEED: the verdict must not (this answer passed 7 seeds in 20 once)
+    program = textwrap.dedent(f"""
+        from corecoder.course.checks import verdict
+        from corecoder.messages import INTERRUPTED, tool_result
+        exec({WRONG_BY_SET!r})
+        print(verdict("ch01.answer_pending", answer_pending)[0])
+    """)
+    import os
+    import subprocess
+    import sys
+
+    for seed in range(8):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, check=True)
+        assert done.stdout.strip() == "False", f"PYTHONHASHSEED={seed}"
 
 
 @pytest.mark.parametrize("name, wrong", [(n, w) for n, ws in WRONG.items() for w in ws],
@@ -388,8 +587,8 @@ def test_the_student_edition_has_no_solutions_and_no_stored_verdicts(student):
 def test_both_languages_of_the_student_edition_have_the_same_code(student):
     for english in ENGLISH:
         en, zh = read(student / english.name), read(student / twin(english).name)
-        assert [c.source for c in en.cells if c.cell_type == "code"] == \
-               [c.source for c in zh.cells if c.cell_type == "code"]
+        assert [in_chinese(c.source) if is_language(c) else c.source for c in en.cells if c.cell_type == "code"] \
+            == [c.source for c in zh.cells if c.cell_type == "code"]
 
 
 @pytest.mark.parametrize("english", ENGLISH, ids=lambda p: p.stem)

@@ -15,10 +15,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from .words import say
+
 CHECKERS: dict[str, Callable] = {}
 
-NOT_IMPLEMENTED = ("not implemented yet: replace `raise NotImplementedError` with your code, "
-                   "then run both cells again")
+
+def not_implemented() -> str:
+    return say("not implemented yet: replace `raise NotImplementedError` with your code, "
+               "then run both cells again",
+               "还没有实现：把 `raise NotImplementedError` 换成你的代码，再运行这两个单元格")
 
 
 class Hint(Exception):
@@ -42,29 +47,69 @@ def attempt(fn: Callable, *args, given: str):
     except NotImplementedError:
         raise  # the student stub: `check` says so in one line
     except Exception as e:
-        raise Hint(f"{given}\nyour code raised {type(e).__name__}: {e}") from None
+        raised = say("your code raised", "你的代码抛出了")
+        raise Hint(f"{given}\n{raised} {type(e).__name__}: {e}") from None
 
 
 def expect(got, wanted, given: str, why: str = "") -> None:
     """Fail with a hint unless `got == wanted`."""
     if got != wanted:
-        hint = f"\nhint: {why}" if why else ""
-        raise Hint(f"{given}\nexpected: {wanted!r}\ngot:      {got!r}{hint}")
+        raise Hint(f"{given}\n{EXPECTED}{wanted!r}\n{GOT}{got!r}" + hint(why))
 
 
-def describe(messages: list[dict]) -> str:
-    """A history as a few short lines, for a hint."""
+def hint(why: str) -> str:
+    """The last line of a failed check: what to think about (or nothing)."""
+    return f"\n{say('hint: ', '提示：')}{why}" if why else ""
+
+
+def case(about: str, history: list[dict], around: int | None = None) -> str:
+    """What went in: a case's description, then its history."""
+    return f"{about}{say(':', '：')}\n{describe(history, around)}"
+
+
+class _Label:
+    """A label of a hint, in the language spoken when it is printed: `f"{EXPECTED}{value}"`."""
+
+    def __init__(self, en: str, zh: str):
+        self.en, self.zh = en, zh
+
+    def __format__(self, spec: str) -> str:
+        return format(say(self.en, self.zh), spec)
+
+    @property
+    def alone(self) -> str:
+        """The label on a line of its own, above what it labels."""
+        return say(self.en, self.zh).rstrip()
+
+
+EXPECTED, GOT = _Label("expected: ", "期望："), _Label("got:      ", "实际：")
+
+
+CONTEXT = 3  # messages shown on each side of the one a hint is about
+
+
+def describe(messages: list[dict], around: int | None = None) -> str:
+    """A history as a few short lines, for a hint: all of it, or the messages within CONTEXT
+    of the one at index `around` (a long history would bury the message that matters)."""
     if not messages:
-        return "  (an empty history)"
-    lines = []
-    for i, m in enumerate(messages):
+        return say("  (an empty history)", "  （空历史）")
+    first, last = 0, len(messages)
+    if around is not None:
+        first, last = max(0, around - CONTEXT), min(len(messages), around + CONTEXT + 1)
+    lines = [say(f"  ... ({first} earlier messages)", f"  ……（前面还有 {first} 条消息）")] \
+        if first else []
+    for i, m in enumerate(messages[first:last], first):
         text = f" {m['content']!r}" if m.get("content") else ""
         calls = " → " + ", ".join(f"{c['id']} {c['function']['name']}"
                                   for c in m.get("tool_calls", []))
         if m["role"] == "tool":
-            lines.append(f"  {i}: tool (answers {m['tool_call_id']}){text}")
+            answers = say(f"answers {m['tool_call_id']}", f"回应 {m['tool_call_id']}")
+            lines.append(f"  {i}: tool ({answers}){text}")
         else:
             lines.append(f"  {i}: {m['role']}{text}{calls if m.get('tool_calls') else ''}")
+    if last < len(messages):
+        n = len(messages) - last
+        lines.append(say(f"  ... ({n} later messages)", f"  ……（后面还有 {n} 条消息）"))
     return "\n".join(lines)
 
 
@@ -82,17 +127,18 @@ def verdict(name: str, answer) -> tuple[bool, str]:
     """Run exercise `name`'s checks on `answer`: whether it passed, and what to tell the learner."""
     run = _find(name)
     if run is None:
-        return False, f"✗ there is no exercise called {name!r}"
+        return False, say(f"✗ there is no exercise called {name!r}", f"✗ 没有名为 {name!r} 的练习")
     try:
         run(answer)
     except NotImplementedError:
-        return False, f"✗ {name}: {NOT_IMPLEMENTED}"
-    except Hint as hint:
-        return False, f"✗ {name}: not yet.\n" + _indent(str(hint))
+        return False, f"✗ {name}: {not_implemented()}"
+    except Hint as failed:
+        return False, f"✗ {name}: {say('not yet.', '还不对。')}\n" + _indent(str(failed))
     except Exception as e:
         # the checker met something it did not foresee: still one line, not a wall
-        return False, f"✗ {name}: the check could not finish ({type(e).__name__}: {e})"
-    return True, f"✓ {name} passed"
+        could_not = say("the check could not finish", "检查没能跑完")
+        return False, f"✗ {name}: {could_not} ({type(e).__name__}: {e})"
+    return True, f"✓ {name} {say('passed', '通过')}"
 
 
 def check(name: str, answer) -> None:

@@ -2,8 +2,10 @@
 
 `step_through(recording)` shows a slider with previous/next buttons over the rounds,
 each round in full (every message the model was sent, its reply, each tool's
-answer), and then prints the plain-text twin. The widget is a convenience: a static
-page or a test never runs it, so everything essential is in the printed text too.
+answer). The widget and its plain-text twin are one output: JupyterLab shows the
+widget, and a page or a check that has no kernel (the static site, nbval, a
+terminal) gets the text, so the twin is not printed a second time under the widget.
+Everything essential is in the text, since a static page never runs the widget.
 """
 
 from __future__ import annotations
@@ -12,21 +14,22 @@ import html
 import json
 
 from .recording import Recording, Round
-
-WIDGET_LABEL = "[step-through viewer: {n} rounds; run this cell in JupyterLab to step through them]"
+from .words import language, say, speaking
 
 
 def round_html(r: Round, tool_count: int) -> str:
     """One round in full, as HTML for the widget."""
-    parts = [f"<h4>Round {r.number}</h4>",
-             f"<b>Sent</b>: the system prompt, {tool_count} tool schemas and {len(r.sent)} "
-             f"message{'' if len(r.sent) == 1 else 's'}"]
+    n = len(r.sent)
+    parts = [f"<h4>{say(f'Round {r.number}', f'第 {r.number} 轮')}</h4>",
+             say(f"<b>Sent</b>: the system prompt, {tool_count} tool schemas and {n} "
+                 f"message{'' if n == 1 else 's'}",
+                 f"<b>发送</b>：系统提示词、{tool_count} 个工具的 JSON Schema 和 {n} 条消息")]
     parts += [_message_html(i, m) for i, m in enumerate(r.sent, 1)]
-    parts.append("<b>Replied</b>")
-    parts.append(_message_html(None, r.reply) if r.reply
-                 else "<p>nothing (the call did not return)</p>")
+    parts.append(f"<b>{say('Replied', '回复')}</b>")
+    nothing = say("nothing (the call did not return)", "无（这次调用没有返回）")
+    parts.append(_message_html(None, r.reply) if r.reply else f"<p>{nothing}</p>")
     if r.answers:
-        parts.append("<b>Tools answered</b>")
+        parts.append(f"<b>{say('Tools answered', '工具的回应')}</b>")
     for a in r.in_call_order():
         parts.append(f"<div><code>{html.escape(a.call.id)}</code> ({html.escape(a.status)})"
                      f"<pre style='white-space: pre-wrap'>{html.escape(a.result)}</pre></div>")
@@ -52,20 +55,20 @@ def _message_html(index: int | None, m: dict) -> str:
             f"<pre style='white-space: pre-wrap'>{html.escape(body.strip())}</pre></details>")
 
 
-class _Shown:
-    """The widget, with a short plain-text stand-in instead of the widget's long repr.
+class Shown:
+    """The widget with its text twin as its plain-text form: one output, two renderings.
 
-    The stand-in is what a notebook stores, what nbval compares and what a page
-    without a kernel shows; the live view is the widget itself.
+    JupyterLab renders the widget; what has no widget manager (a stored notebook read by
+    nbval, the static site, a console) renders the text.
     """
 
-    def __init__(self, widget, label: str):
+    def __init__(self, widget, text: str):
         self.widget = widget
-        self.label = label
+        self.text = text
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        bundle["text/plain"] = self.label
+        bundle["text/plain"] = self.text
         return bundle
 
 
@@ -73,15 +76,17 @@ def viewer(recording: Recording):
     """The widget: previous/next buttons and a slider over the rounds."""
     import ipywidgets as w  # only here: the rest of the course helpers work without it
 
-    rounds, count = recording.rounds, recording.tool_count
+    rounds, count, spoken = recording.rounds, recording.tool_count, language()
     page = w.HTML()
-    slider = w.IntSlider(value=1, min=1, max=max(len(rounds), 1), description="round",
+    slider = w.IntSlider(value=1, min=1, max=max(len(rounds), 1), description=say("round", "轮"),
                          continuous_update=True)
-    back, forward = w.Button(description="◀ previous"), w.Button(description="next ▶")
+    back = w.Button(description=say("◀ previous", "◀ 上一轮"))
+    forward = w.Button(description=say("next ▶", "下一轮 ▶"))
 
     def turn(change=None):
-        page.value = (round_html(rounds[slider.value - 1], count) if rounds
-                      else "<p>no rounds recorded</p>")
+        with speaking(spoken):  # a click comes later, from outside the cell that built it
+            page.value = (round_html(rounds[slider.value - 1], count) if rounds
+                          else f"<p>{say('no rounds recorded', '没有记录到任何一轮')}</p>")
 
     back.on_click(lambda _: setattr(slider, "value", max(slider.min, slider.value - 1)))
     forward.on_click(lambda _: setattr(slider, "value", min(slider.max, slider.value + 1)))
@@ -91,13 +96,15 @@ def viewer(recording: Recording):
 
 
 def step_through(recording: Recording, result_lines: int = 12) -> None:
-    """Show the widget (when running under Jupyter with ipywidgets) and print the text twin."""
+    """Show the widget with its text twin (under Jupyter with ipywidgets), or print the twin."""
+    text = recording.text(result_lines)
     try:
         from IPython import get_ipython
         from IPython.display import display
 
         if get_ipython() is not None:
-            display(_Shown(viewer(recording), WIDGET_LABEL.format(n=len(recording.rounds))))
+            display(Shown(viewer(recording), text))
+            return
     except ImportError:
-        pass  # no IPython or no ipywidgets: the text below is the whole view
-    print(recording.text(result_lines))
+        pass  # no IPython or no ipywidgets: the text is the whole view
+    print(text)

@@ -2,8 +2,12 @@
 
     python -m corecoder.course student OUT_DIR     write the student edition of every chapter
     python -m corecoder.course sync [--check]      export cells from the package, Chinese code
-                                                   from English
-    python -m corecoder.course execute [NB ...]    sync, run the chapters, store outputs, sync again
+                                                   from English, what's new from the coverage
+                                                   tables, the essays' links to their source
+    python -m corecoder.course execute [NB ...]    sync, run the chapters in both languages, store
+                                                   their outputs, sync again
+    python -m corecoder.course translated FILE     record that a Chinese notebook or essay has
+                                                   caught up with its English
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .notebook import NOTEBOOKS, chapters
+from .notebook import NOTEBOOKS, chapters, twin
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
                                   help="run chapters and store their outputs (then sync)")
     execute.add_argument("paths", nargs="*", type=Path,
                          help="English notebooks (default: every chapter)")
+    translated = commands.add_parser(
+        "translated", help="record the English a Chinese notebook or essay was translated from")
+    translated.add_argument("files", nargs="+", type=Path)
     args = parser.parse_args(argv)
     if not chapters(args.folder):  # a check that found nothing to check must not pass
         print(f"error: no chapters (NN-slug.ipynb) in {args.folder}", file=sys.stderr)
@@ -44,8 +51,16 @@ def main(argv: list[str] | None = None) -> int:
             print(path)
         return 0
 
-    from .sync import SyncError
+    from .sync import SyncError, record_translations
     from .sync import sync as run_sync
+
+    if args.command == "translated":
+        for path in args.files:
+            if not path.name.endswith((".zh.ipynb", ".zh.md")):
+                print(f"error: {path} is not a Chinese notebook or essay", file=sys.stderr)
+                return 2
+            print(f"{path}: {record_translations(path)} parts recorded")
+        return 0
 
     try:
         if args.command == "sync":
@@ -60,9 +75,14 @@ def main(argv: list[str] | None = None) -> int:
         from .execute import execute
 
         run_sync(args.folder)  # the export cells first, so the run uses the package's code
-        for path in args.paths or chapters(args.folder):
+        english = args.paths or chapters(args.folder)
+        for path in english:
             print(f"running {path.name}")
             execute(path)
+        run_sync(args.folder)  # the Chinese notebooks get the English code ...
+        for path in english:
+            print(f"running {twin(path).name}")
+            execute(twin(path))  # ... and print their own verdicts and twins
         for line in run_sync(args.folder):
             print(line)
         return 0

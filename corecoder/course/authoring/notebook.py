@@ -5,8 +5,14 @@ Chapters live in `notebooks/` as `NN-slug.ipynb` (English) and `NN-slug.zh.ipynb
 
     export      tag; the cell defines engine code, identical to the package (sync.py)
     sketch      tag; illustrative code that is not the shipped code, and says so
-    exercise    a code cell holding `### BEGIN SOLUTION` ... `### END SOLUTION`
+    language    tag; the one code cell that differs between the languages: it imports
+                the course helpers, from `corecoder.course` or `corecoder.course.zh`
+    exercise    tag; what the learner fills in: a function whose body raises
+                NotImplementedError, the solution cell's code with the solution taken out
+    solution    tag; folded away (one click shows it): the solution between
+                `### BEGIN SOLUTION` and `### END SOLUTION`, then its check
     check       a code cell that calls `check(...)`
+    whats-new   tag; a markdown cell generated from the chapter's coverage table
 
 Notebooks are read and written with nbformat, in its own layout, so a file written
 here is byte-identical to the same notebook saved by JupyterLab.
@@ -15,6 +21,7 @@ here is byte-identical to the same notebook saved by JupyterLab.
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from pathlib import Path
 
@@ -59,19 +66,49 @@ def tags(cell) -> list[str]:
 
 
 def is_exercise(cell) -> bool:
-    return cell.cell_type == "code" and BEGIN in cell.source
+    return cell.cell_type == "code" and "exercise" in tags(cell)
+
+
+def is_solution(cell) -> bool:
+    return cell.cell_type == "code" and "solution" in tags(cell)
+
+
+def is_language(cell) -> bool:
+    return cell.cell_type == "code" and "language" in tags(cell)
+
+
+def in_chinese(source: str) -> str:
+    """The language cell of the Chinese notebook, made from the English one."""
+    return source.replace("from corecoder.course import", "from corecoder.course.zh import")
+
+
+# the helpers whose words are in the notebook's language
+SPEAKING = ("check", "step_through", "diagram")
+
+
+def speaks(cell) -> bool:
+    """A code cell that calls a helper of SPEAKING: its output differs between the languages."""
+    return cell.cell_type == "code" and bool(_called(cell.source) & set(SPEAKING))
 
 
 def is_check(cell) -> bool:
     """A code cell that calls `check(...)`: its output is a verdict on the exercise above it."""
-    if cell.cell_type != "code" or "check(" not in cell.source:
-        return False
+    return cell.cell_type == "code" and "check" in _called(cell.source)
+
+
+def _called(source: str) -> set[str]:
+    """The plain names a piece of code calls: `check(...)` gives "check"."""
     try:
-        tree = ast.parse(cell.source)
+        tree = ast.parse(source)
     except SyntaxError:
-        return False
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "check"
-               for n in ast.walk(tree))
+        return set()
+    return {n.func.id for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+
+def digest(text: str) -> str:
+    """What a translation records of its English source: a short hash of the text."""
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:12]
 
 
 def headings(nb) -> list[tuple[int, str]]:

@@ -1,20 +1,48 @@
-"""The student edition: every chapter with its solutions taken out.
+"""Exercises a learner does, and the student edition.
 
-In an exercise cell, the code from `### BEGIN SOLUTION` to `### END SOLUTION` is
-replaced by `raise NotImplementedError`, at the same indentation, so the cell still
-runs and its check says "not implemented yet". The outputs of exercise and check
-cells are cleared: a stored "✓ passed" would be a lie in the student's copy.
+An exercise is three cells. The learner's cell (tagged `exercise`) holds the function
+to write, its body `raise NotImplementedError`, so its check (the next cell) says
+"not implemented yet" until the learner writes it. Then comes the solution (tagged
+`solution`, folded away: one click shows it), which defines the same function and
+checks it, between `### BEGIN SOLUTION` and `### END SOLUTION`:
 
-    python -m corecoder.course student OUT_DIR
+    def find_orphan(messages):            # the solution cell
+        \"\"\"...\"\"\"
+        ### BEGIN SOLUTION
+        ...
+        ### END SOLUTION
+
+
+    check("ch01.find_orphan", find_orphan)
+
+The learner's cell is made from it (`stub`): the same code, its comments at the top and its
+closing check left out, the solution replaced by `raise NotImplementedError` at the same
+indentation. sync.py writes it, so the two cannot drift.
+
+The student edition (`python -m corecoder.course student OUT_DIR`) is every chapter
+without its solution cells, and without stored verdicts: for a teacher who hands out
+exercises without their answers.
 """
 
 from __future__ import annotations
 
+import ast
 import copy
 import re
 from pathlib import Path
 
-from .notebook import BEGIN, END, NOTEBOOKS, chapters, is_check, is_exercise, read, twin, write
+from .notebook import (
+    BEGIN,
+    END,
+    NOTEBOOKS,
+    chapters,
+    is_check,
+    is_exercise,
+    is_solution,
+    read,
+    twin,
+    write,
+)
 
 SOLUTION = re.compile(rf"^([ \t]*){re.escape(BEGIN)}.*?{re.escape(END)}[^\n]*$", re.M | re.S)
 
@@ -27,14 +55,25 @@ def strip_solutions(code: str) -> str:
     return stripped
 
 
+def stub(solution: str) -> str:
+    """The learner's cell that a solution cell implies: its code without the comments that open
+    it and the `check(...)` that closes it, and with the solution taken out."""
+    body = ast.parse(solution).body
+    if body and isinstance(body[-1], ast.Expr) and isinstance(body[-1].value, ast.Call) \
+            and getattr(body[-1].value.func, "id", None) == "check":
+        solution = "\n".join(solution.splitlines()[:body[-1].lineno - 1])
+    lines = solution.splitlines()
+    while lines and (lines[0].startswith("#") or not lines[0].strip()):
+        lines.pop(0)
+    return strip_solutions("\n".join(lines).rstrip() + "\n").rstrip("\n")
+
+
 def student_notebook(nb):
-    """A copy of `nb` as the student edition."""
+    """A copy of `nb` as the student edition: no solution cells, no stored verdicts."""
     nb = copy.deepcopy(nb)
+    nb.cells = [cell for cell in nb.cells if not is_solution(cell)]
     for cell in nb.cells:
-        if is_exercise(cell):
-            cell.source = strip_solutions(cell.source)
-            cell.outputs, cell.execution_count = [], None
-        elif is_check(cell):
+        if is_check(cell) or is_exercise(cell):
             cell.outputs, cell.execution_count = [], None
     return nb
 

@@ -10,12 +10,26 @@
 
    Each top-level def, class or constant (`NAME = ...`) in the cell is replaced by
    the package's one of the same name; everything else in the cell (imports,
-   `Agent.run = run`) stays.
+   `Agent.run = run`) stays. A class written without its methods is the class's
+   skeleton (decorators, bases, docstring, fields): the methods come in cells of
+   their own, `# corecoder/agent.py: class Agent`, perhaps in a later chapter.
 
-2. Chinese twins. `NN-slug.zh.ipynb` gets every code cell (source and outputs) of
-   `NN-slug.ipynb`; its own markdown cells stay, matched to the English ones by cell
-   id. An English markdown cell with no Chinese match is copied in English and
-   reported, so a missing translation is visible rather than silently skipped.
+2. Exercises. Each learner's cell (tagged `exercise`) is made from the solution cell
+   that follows its check (student.py, `stub`).
+
+3. Chinese twins. `NN-slug.zh.ipynb` gets every code cell of `NN-slug.ipynb`: the same
+   source (the `language` cell imports the Chinese helpers instead), and the same
+   outputs, except in the cells that call a helper that speaks (a verdict, the
+   step-through twin): those keep what the Chinese run printed (execute.py runs both).
+   Its own markdown cells stay, matched to the English ones by cell id. An English
+   markdown cell with no Chinese match is copied in English and reported, so a missing
+   translation is visible rather than silently skipped.
+
+4. Translations that went stale. Each Chinese markdown cell records a hash of the
+   English text it was translated from (`translated_from` in its metadata), and so does
+   each section of a Chinese essay (a comment under its heading). A record that no
+   longer matches the English is reported; `python -m corecoder.course translated FILE`
+   records the English as it is now, once the translation has caught up.
 """
 
 from __future__ import annotations
@@ -27,7 +41,23 @@ import textwrap
 from pathlib import Path
 
 from ..source import PACKAGE_ROOT
-from .notebook import NOTEBOOKS, chapters, read, render, tags, twin
+from . import coverage
+from .essays import ESSAYS, sync_essays
+from .notebook import (
+    NOTEBOOKS,
+    chapters,
+    digest,
+    in_chinese,
+    is_exercise,
+    is_language,
+    is_solution,
+    read,
+    render,
+    speaks,
+    tags,
+    twin,
+)
+from .student import stub
 
 HEADER = re.compile(r"^#\s*(corecoder/[\w/]+\.py)(?::\s*class\s+(\w+))?\s*$")
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -68,10 +98,29 @@ def _span(node) -> tuple[int, int]:
     return start, node.end_lineno
 
 
-def package_definitions(path: str, cls: str | None = None,
-                        root: Path = PACKAGE_ROOT) -> dict[str, str]:
+METHODS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def is_skeleton(node) -> bool:
+    """A class written without methods: its skeleton, whose methods are exported apart."""
+    return isinstance(node, ast.ClassDef) and not any(isinstance(n, METHODS) for n in node.body)
+
+
+def skeleton(node: ast.ClassDef, lines: list[str]) -> str:
+    """The class as its skeleton: its header and every statement of its body but the methods."""
+    start, _ = _span(node)
+    kept = lines[start - 1:node.body[0].lineno - 1]
+    for statement in node.body:
+        if not isinstance(statement, METHODS):
+            first, last = _span(statement)
+            kept += lines[first - 1:last]
+    return textwrap.dedent("\n".join(kept))
+
+
+def package_definitions(path: str, cls: str | None = None, root: Path = PACKAGE_ROOT,
+                        skeletons: bool = False) -> dict[str, str]:
     """name -> source of each top-level definition of a module (or each method of `cls`),
-    dedented."""
+    dedented; with `skeletons`, each class as its skeleton."""
     text = (root / path).read_text(encoding="utf-8")
     body = ast.parse(text).body
     if cls:
@@ -85,6 +134,8 @@ def package_definitions(path: str, cls: str | None = None,
         if name := definition_name(node):
             start, end = _span(node)
             out[name] = textwrap.dedent("\n".join(lines[start - 1:end]))
+            if skeletons and isinstance(node, ast.ClassDef):
+                out[name] = skeleton(node, lines)
     return out
 
 
@@ -92,15 +143,18 @@ def cell_definitions(code: str) -> list[ast.AST]:
     return [n for n in ast.parse(code).body if definition_name(n)]
 
 
-def regenerate(code: str, definitions: dict[str, str], where: str) -> str:
-    """`code` with each top-level definition replaced by the package's one of the same name."""
+def regenerate(code: str, definitions: dict[str, str], where: str,
+               skeletons: dict[str, str] | None = None) -> str:
+    """`code` with each top-level definition replaced by the package's one of the same name
+    (a class's skeleton by its skeleton)."""
     lines = code.split("\n")
     for node in reversed(cell_definitions(code)):  # bottom up, so earlier line numbers stay valid
         name = definition_name(node)
         if name not in definitions:
             raise SyncError(f"{where}: defines {name}, which the package does not have there")
         start, end = _span(node)
-        lines[start - 1:end] = definitions[name].split("\n")
+        shipped = (skeletons or {}).get(name) if is_skeleton(node) else None
+        lines[start - 1:end] = (shipped or definitions[name]).split("\n")
     return "\n".join(lines)
 
 
@@ -113,7 +167,8 @@ def sync_exports(nb, name: str, root: Path = PACKAGE_ROOT) -> list[str]:
             continue
         path, cls = target
         where = f"{name} cell {i} ({path}{f': class {cls}' if cls else ''})"
-        new = regenerate(cell.source, package_definitions(path, cls, root), where)
+        new = regenerate(cell.source, package_definitions(path, cls, root), where,
+                         package_definitions(path, cls, root, skeletons=True))
         if new != cell.source:
             before = {definition_name(n): ast.dump(n) for n in cell_definitions(cell.source)}
             changed = [definition_name(n) for n in cell_definitions(new)
@@ -124,19 +179,50 @@ def sync_exports(nb, name: str, root: Path = PACKAGE_ROOT) -> list[str]:
     return changes
 
 
+def sync_exercises(nb, name: str) -> list[str]:
+    """Make each learner's cell from its solution cell, in place; a line per changed cell."""
+    changes, learner = [], None
+    for i, cell in enumerate(nb.cells):
+        if is_exercise(cell):
+            learner = (i, cell)
+        elif is_solution(cell):
+            if learner is None:
+                raise SyncError(f"{name} cell {i}: a solution cell with no exercise cell before it")
+            at, exercise = learner
+            if exercise.source != (made := stub(cell.source)):
+                changes.append(f"{name} cell {at}: the exercise differs from its solution's stub")
+                exercise.source = made
+            learner = None
+    return changes
+
+
 def sync_twin(english, chinese, name: str) -> tuple[object, list[str]]:
     """The Chinese notebook with the English code cells; and what changed or is missing."""
     theirs = {c.get("id"): c for c in chinese.cells if c.cell_type != "code"}
+    spoken = {c.get("id"): c for c in chinese.cells if c.cell_type == "code"}
     result = copy.deepcopy(chinese)
     result.cells, notes = [], []
     for i, cell in enumerate(english.cells):
+        where = f"{name}: markdown cell {i} (id {cell.get('id')})"
         if cell.cell_type == "code":
-            result.cells.append(copy.deepcopy(cell))
+            twin_cell = copy.deepcopy(cell)
+            if is_language(cell):
+                twin_cell.source = in_chinese(cell.source)
+            ours = spoken.get(cell.get("id"))
+            if speaks(cell) and ours is not None and ours.source == twin_cell.source:
+                twin_cell.outputs = copy.deepcopy(ours.outputs)  # what the Chinese run printed
+            result.cells.append(twin_cell)
         elif cell.get("id") in theirs:
             translated = theirs.pop(cell.get("id"))
             result.cells.append(translated)
             if translated.source == cell.source and cell.source.strip():
-                notes.append(f"{name}: markdown cell {i} (id {cell.get('id')}) is still in English")
+                notes.append(f"{where} is still in English")
+            elif "whats-new" in tags(cell):
+                pass  # generated in both languages from the coverage table
+            elif "translated_from" not in translated.metadata:
+                notes.append(f"{where}: no record of the English it was translated from")
+            elif translated.metadata["translated_from"] != digest(cell.source):
+                notes.append(f"{where}: the English has changed since it was translated")
         else:
             result.cells.append(copy.deepcopy(cell))
             notes.append(f"{name}: markdown cell {i} (id {cell.get('id')}) has no translation; "
@@ -148,23 +234,68 @@ def sync_twin(english, chinese, name: str) -> tuple[object, list[str]]:
     return result, notes
 
 
-def sync(folder: Path = NOTEBOOKS, check: bool = False, root: Path = PACKAGE_ROOT) -> list[str]:
-    """Sync every chapter; write the changes unless `check`. Returns the differences found."""
+def sync_whats_new(nb, name: str, table, defs, lang: str) -> list[str]:
+    """Write the chapter's "what's new" cell from its coverage table, in place."""
+    cells = [c for c in nb.cells if c.cell_type == "markdown" and "whats-new" in tags(c)]
+    if len(cells) != 1:
+        return [f"{name}: needs one markdown cell tagged whats-new, has {len(cells)}"]
+    new = coverage.whats_new(table, defs, lang)
+    if cells[0].source == new:
+        return []
+    cells[0].source = new
+    return [f"{name}: the what's-new cell differs from notebooks/coverage/{table.chapter}.py"]
+
+
+def sync(folder: Path = NOTEBOOKS, check: bool = False, root: Path = PACKAGE_ROOT,
+         essays: Path = ESSAYS) -> list[str]:
+    """Sync every chapter and essay; write the changes unless `check`. Returns the
+    differences found."""
     found = []
+    tables = coverage.tables(Path(folder) / "coverage")
+    defs = coverage.definitions(coverage.split_classes(tables), root / "corecoder")
     for english_path in chapters(folder):
         english = read(english_path)
         before = render(english)
         found += sync_exports(english, english_path.name, root)
+        found += sync_exercises(english, english_path.name)
+        table = tables.get(english_path.name[:2])
+        if table is not None:
+            found += sync_whats_new(english, english_path.name, table, defs, "en")
         chinese_path = twin(english_path)
         chinese = read(chinese_path) if chinese_path.exists() else copy.deepcopy(english)
         if not chinese_path.exists():
             found.append(f"{chinese_path.name}: missing; made from the English notebook")
+        if table is not None:  # before the twin is compared with its English
+            found += sync_whats_new(chinese, chinese_path.name, table, defs, "zh")
         chinese_after, notes = sync_twin(english, chinese, chinese_path.name)
         found += notes
         if check:
             continue
         if render(english) != before:
             english_path.write_text(render(english), encoding="utf-8")
-        if not chinese_path.exists() or render(chinese_after) != render(chinese):
+        if not chinese_path.exists() or render(chinese_after) != render(read(chinese_path)):
             chinese_path.write_text(render(chinese_after), encoding="utf-8")
-    return found
+    return found + sync_essays(essays, check, root)
+
+
+def record_translations(path: Path) -> int:
+    """Record, in a Chinese notebook or essay, the English each part was translated from, as
+    the English is now: once the translation has caught up. Returns how many parts."""
+    from .essays import record_translation, sections
+
+    path = Path(path)
+    if path.suffix == ".md":
+        english = path.with_name(path.name.removesuffix(".zh.md") + ".md")
+        text = record_translation(english.read_text(encoding="utf-8"),
+                                  path.read_text(encoding="utf-8"))
+        path.write_text(text, encoding="utf-8")
+        return len(sections(text)) - 1
+    english = read(path.with_name(path.name.removesuffix(".zh.ipynb") + ".ipynb"))
+    sources = {c.get("id"): c.source for c in english.cells if c.cell_type == "markdown"}
+    nb, count = read(path), 0
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.get("id") in sources:
+            cell.metadata["translated_from"] = digest(sources[cell.get("id")])
+            count += 1
+    path.write_text(render(nb), encoding="utf-8")
+    return count

@@ -23,13 +23,21 @@ from ...assemble import build_agent
 from ...demo import SCRIPT, TASK, copy_project
 from ...messages import IllegalHistory, ToolCall, assistant, check_history, tool_result, user
 from ...scripted import ScriptedLLM, ScriptError, parse_turn
-from ..checks import Hint, attempt, checker, describe, expect
+from ..checks import Hint, attempt, case, checker, expect, hint
+from ..words import say
 
 # --- ch00.script -----------------------------------------------------------------------
 
 SUMMARY = re.compile(r"\b\d+ of \d+ tests passed\b")
-TURNS = ("a turn is a string (the final answer) or a dict with \"text\" and/or \"tool_calls\", "
-         "each call {\"name\": ..., \"arguments\": {...}}")
+NEGATION = re.compile(r"\b(not|no|never|isn't|aren't|didn't|doesn't|don't)\b|n't\b", re.I)
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def turns_hint() -> str:
+    return say("a turn is a string (the final answer) or a dict with \"text\" and/or "
+               "\"tool_calls\", each call {\"name\": ..., \"arguments\": {...}}",
+               "一个脚本回合要么是字符串（最终回答），要么是带 \"text\" 和/或 \"tool_calls\" "
+               "的字典，每个调用写成 {\"name\": ..., \"arguments\": {...}}")
 
 
 def _shown_call(call: dict) -> str:
@@ -55,10 +63,11 @@ def _calls_made(messages: list[dict]) -> list[tuple[dict, str]]:
 
 def _what_ran(calls: list[tuple[dict, str]]) -> str:
     if not calls:
-        return "your script asked for no tool call at all"
-    lines = ["the calls your script asked for, and the first line of what each returned:"]
+        return say("your script asked for no tool call at all", "你的脚本一个工具调用也没有请求")
+    lines = [say("the calls your script asked for, and the first line of what each returned:",
+                 "你的脚本请求的调用，以及每个调用返回内容的第一行：")]
     for call, result in calls:
-        first = result.strip().splitlines()[0] if result.strip() else "(nothing)"
+        first = result.strip().splitlines()[0] if result.strip() else say("(nothing)", "（空）")
         lines.append(f"  {_shown_call(call)}  →  {first[:160]}")
     return "\n".join(lines)
 
@@ -69,7 +78,9 @@ def _run(turns: list) -> tuple[Agent, str]:
     try:
         llm = ScriptedLLM(copy.deepcopy(turns))
     except Exception as e:
-        raise Hint(f"this is not a script a ScriptedLLM can play: {e}\nhint: {TURNS}") from None
+        not_a_script = say("this is not a script a ScriptedLLM can play:",
+                           "这不是 ScriptedLLM 能播放的脚本：")
+        raise Hint(f"{not_a_script} {e}" + hint(turns_hint())) from None
     with tempfile.TemporaryDirectory(prefix="corecoder-ch00-") as tmp:
         project = copy_project(Path(tmp))
         agent = build_agent(llm, project)
@@ -78,13 +89,19 @@ def _run(turns: list) -> tuple[Agent, str]:
         except Exception as e:
             ran = _what_ran(_calls_made(agent.messages))
             if isinstance(e, ScriptError) and llm.position >= len(llm.turns):
-                played = f"{len(llm.turns)} turn" + ("s" if len(llm.turns) > 1 else "")
-                hint = (f"the script ran out: after its {played} the agent asked the model again, "
-                        f"to read the last tool results\n{ran}\nhint: a turn with tool calls "
-                        "is never the last one; end the script with a string, the final answer")
+                n = len(llm.turns)
+                told = say(f"the script ran out: after its {n} turn{'s' if n > 1 else ''} the "
+                           "agent asked the model again, to read the last tool results",
+                           f"脚本用完了：播完 {n} 个回合之后，智能体又去问模型，"
+                           "让它读最后的工具结果")
+                told += f"\n{ran}" + hint(say(
+                    "a turn with tool calls is never the last one; end the script with a string, "
+                    "the final answer",
+                    "带工具调用的回合永远不会是最后一个；脚本要以一个字符串（最终回答）结尾"))
             else:
-                hint = f"the run stopped with {type(e).__name__}: {e}\n{ran}"
-            raise Hint(hint.replace(str(project), "<project>")) from None
+                stopped = say("the run stopped with", "运行停在了")
+                told = f"{stopped} {type(e).__name__}: {e}\n{ran}"
+            raise Hint(told.replace(str(project), "<project>")) from None
         text = json.dumps(agent.messages, ensure_ascii=False)
         if str(project) in text:  # keep hints free of the temporary path
             agent.messages = json.loads(text.replace(str(project), "<project>"))
@@ -93,40 +110,70 @@ def _run(turns: list) -> tuple[Agent, str]:
 
 @checker("ch00.script")
 def check_script(make_script) -> None:
-    given = ("your script, played by a ScriptedLLM in a fresh copy of the demo project, "
-             "for the tour's task")
+    given = say("your script, played by a ScriptedLLM in a fresh copy of the demo project, "
+                "for the tour's task",
+                "你的脚本，由 ScriptedLLM 在演示项目的一份新副本里播放，做导览的那个任务")
     called = f"{getattr(make_script, '__name__', 'your function')}()"
     turns = attempt(make_script, given=called)
     if not isinstance(turns, list) or not turns:
-        raise Hint(f"{called} should return a list of turns, got {type(turns).__name__}: "
-                   f"{turns!r:.200}\nhint: {TURNS}")
+        raise Hint(f"{called} " + say("should return a list of turns, got",
+                                      "应该返回脚本回合的列表，实际得到")
+                   + f" {type(turns).__name__}: {turns!r:.200}" + hint(turns_hint()))
     agent, answer = _run(turns)
     calls = _calls_made(agent.messages)
-    runs = [(call, result) for call, result in calls
-            if call["function"]["name"] == "bash" and SUMMARY.search(result)]
+    runs = [(call, result) for call, result in calls if call["function"]["name"] == "bash"
+            and SUMMARY.search(result) and "test_stats.py" in _command(call)]
     if not runs:
-        why = ("only a tool can run the tests, and bash is the one that runs commands: "
-               "ask for bash with the command \"python3 test_stats.py\" "
-               "(arguments {\"command\": ...})")
-        raise Hint(f"{given}:\nno bash call ran the tests "
-                   "(nothing printed a line like \"N of 3 tests passed\")\n"
-                   f"{_what_ran(calls)}\nhint: {why}")
+        why = say("only a tool can run the tests, and bash is the one that runs commands: "
+                  "ask for bash with the command \"python3 test_stats.py\" "
+                  "(arguments {\"command\": ...})",
+                  "只有工具能运行测试，而运行命令的工具是 bash：请求 bash，命令写 "
+                  "\"python3 test_stats.py\"（参数 {\"command\": ...}）")
+        raise Hint(f"{given}:\n" + say("no bash call ran the tests in test_stats.py (nothing "
+                                       "that ran them printed a line like \"N of 3 tests passed\")",
+                                       "没有哪个 bash 调用运行了 test_stats.py 里的测试（没有运行"
+                                       "测试的调用打印出 \"N of 3 tests passed\" 这样的行）")
+                   + f"\n{_what_ran(calls)}" + hint(why))
     last = agent.messages[-1]
     if last["role"] != "assistant" or last.get("tool_calls"):
-        raise Hint(f"{given}:\nthe run did not end with an answer: {answer!r:.200}\n"
-                   "hint: end the script with a string, the final answer")
+        no_answer = say("the run did not end with an answer:", "运行没有以回答结束：")
+        raise Hint(f"{given}:\n{no_answer} {answer!r:.200}" + hint(say(
+            "end the script with a string, the final answer",
+            "脚本要以一个字符串（最终回答）结尾")))
     summary = SUMMARY.findall(runs[-1][1])[-1]
-    if summary not in answer:
+    stated = [s for s in SENTENCE_END.split(answer) if summary in s and not NEGATION.search(s)]
+    if not stated:
         said = SUMMARY.search(answer)
-        why = (f"your answer says {said[0]!r}, but the tests printed {summary!r}. " if said else
-               f"the tests printed {summary!r}, and your answer does not say so. ")
-        raise Hint(f"{given}:\nthe final answer: {answer!r:.300}\nhint: {why}"
-                   "A scripted model never reads the tool results: its answer was written "
-                   "before the tests ran, so write what the tour showed they print")
+        if said and said[0] == summary:
+            why = say(f"your answer mentions {summary!r} but does not say it is so (a sentence "
+                      "with a \"not\" in it). ",
+                      f"你的回答提到了 {summary!r}，却没有说它成立（那句话里有否定词）。")
+        elif said:
+            why = say(f"your answer says {said[0]!r}, but the tests printed {summary!r}. ",
+                      f"你的回答说 {said[0]!r}，可测试打印的是 {summary!r}。")
+        else:
+            why = say(f"the tests printed {summary!r}, and your answer does not say so. ",
+                      f"测试打印了 {summary!r}，你的回答却没有说。")
+        why += say("A scripted model never reads the tool results: its answer was written "
+                   "before the tests ran, so write what the tour showed they print",
+                   "脚本模型从来不读工具结果：它的回答在测试运行之前就写好了，"
+                   "所以要写导览里看到的测试输出")
+        raise Hint(f"{given}:\n" + say("the final answer:", "最终回答：") + f" {answer!r:.300}"
+                   + hint(why))
     try:
         check_history(agent.messages)
     except IllegalHistory as e:  # cannot happen with the real loop; kept as the point of the tour
-        raise Hint(f"{given}:\nthe history is not legal: {e}") from None
+        illegal = say("the history is not legal:", "历史不合法：")
+        raise Hint(f"{given}:\n{illegal} {e}") from None
+
+
+def _command(call: dict) -> str:
+    """The command a bash call asked for ("" if its arguments hold none)."""
+    try:
+        args = json.loads(call["function"]["arguments"] or "{}")
+    except json.JSONDecodeError:
+        return ""
+    return str(args.get("command", "")) if isinstance(args, dict) else ""
 
 
 # --- ch00.count_calls ------------------------------------------------------------------
@@ -151,54 +198,85 @@ TOUR = _turns_as_history(TASK, SCRIPT, [  # the tool results, cut short
     "Edited stats.py: replaced 1 occurrence at line 6. ...",
     "3 of 3 tests passed"])
 
-COUNT_CASES = [
-    ("the tour's run: six rounds, one call in each of the first five", TOUR,
-     {"bash": 2, "grep": 1, "read_file": 1, "edit_file": 1}),
-    ("one round of three parallel calls, then one more call",
-     [user("Why does test_mean fail?"),
-      assistant("", [_call("c1", "read_file", path="stats.py"),
-                     _call("c2", "read_file", path="test_stats.py"),
-                     _call("c3", "grep", pattern="def mean")]),
-      tool_result("c1", "def mean(values): ..."), tool_result("c2", "def test_mean(): ..."),
-      tool_result("c3", "stats.py:4: def mean(values):"),
-      assistant("Let me run them.", [_call("c4", "bash", command="python3 test_stats.py")]),
-      tool_result("c4", "1 of 3 tests passed"), assistant("mean divides by the wrong number.")],
-     {"read_file": 2, "grep": 1, "bash": 1}),
-    ("a conversation with no tool call: the model answered straight away",
-     [user("Say hello."), assistant("Hello!")], {}),
-    ("an empty history", [], {}),
-    ("calls that went wrong still count: the model asked for them",
-     [user("Read it."),
-      assistant("", [_call("c1", "read_fiel", path="greet.py"),
-                     ToolCall("c2", "read_file", '{"path": ')]),
-      tool_result("c1", "unknown tool 'read_fiel'. Available tools: ..."),
-      tool_result("c2", "bad arguments for read_file: the arguments are not valid JSON"),
-      assistant("Sorry.", [_call("c3", "read_file", path="greet.py")]),
-      tool_result("c3", "def greet(name): ..."),
-      user("Now run bash and grep."), assistant("I will not.")],
-     {"read_fiel": 1, "read_file": 2}),
-]
+def count_cases() -> list[tuple[str, list[dict], dict[str, int]]]:
+    return [
+        (say("the tour's run: six rounds, one call in each of the first five",
+             "导览的那次运行：六轮，前五轮各有一个调用"), TOUR,
+         {"bash": 2, "grep": 1, "read_file": 1, "edit_file": 1}),
+        (say("one round of three parallel calls, then one more call",
+             "一轮里三个并行调用，然后再来一个调用"),
+         [user("Why does test_mean fail?"),
+          assistant("", [_call("c1", "read_file", path="stats.py"),
+                         _call("c2", "read_file", path="test_stats.py"),
+                         _call("c3", "grep", pattern="def mean")]),
+          tool_result("c1", "def mean(values): ..."), tool_result("c2", "def test_mean(): ..."),
+          tool_result("c3", "stats.py:4: def mean(values):"),
+          assistant("Let me run them.", [_call("c4", "bash", command="python3 test_stats.py")]),
+          tool_result("c4", "1 of 3 tests passed"), assistant("mean divides by the wrong number.")],
+         {"read_file": 2, "grep": 1, "bash": 1}),
+        (say("a conversation with no tool call: the model answered straight away",
+             "没有工具调用的对话：模型直接回答了"),
+         [user("Say hello."), assistant("Hello!")], {}),
+        (say("an empty history", "空历史"), [], {}),
+        (say("a run cut short while its last calls ran: the history ends with them",
+             "运行在最后几个调用执行时被打断：历史以这些调用结尾"),
+         [user("Read both."), assistant("", [_call("c1", "read_file", path="a.py"),
+                                             _call("c2", "read_file", path="b.py")])],
+         {"read_file": 2}),
+        (say("calls that went wrong still count: the model asked for them",
+             "出了错的调用也算数：模型请求过它们"),
+         [user("Read it."),
+          assistant("", [_call("c1", "read_fiel", path="greet.py"),
+                         ToolCall("c2", "read_file", '{"path": ')]),
+          tool_result("c1", "unknown tool 'read_fiel'. Available tools: ..."),
+          tool_result("c2", "bad arguments for read_file: the arguments are not valid JSON"),
+          assistant("Sorry.", [_call("c3", "read_file", path="greet.py")]),
+          tool_result("c3", "def greet(name): ..."),
+          user("Now run bash and grep."), assistant("I will not.")],
+         {"read_fiel": 1, "read_file": 2}),
+    ]
 
-LAYOUT = ('in a history, an assistant message that asks for tools has "tool_calls", a list of '
-          '{"id": ..., "type": "function", "function": {"name": ..., "arguments": ...}}; '
-          "other messages have no \"tool_calls\" key")
+
+def layout() -> str:
+    return say('in a history, an assistant message that asks for tools has "tool_calls", a list '
+               'of {"id": ..., "type": "function", "function": {"name": ..., "arguments": ...}}; '
+               'other messages have no "tool_calls" key',
+               '历史里，请求工具的 assistant 消息带有 "tool_calls"，它是一个列表，每项形如 '
+               '{"id": ..., "type": "function", "function": {"name": ..., "arguments": ...}}；'
+               '其他消息没有 "tool_calls" 这个键')
+
+
+def _first_miscounted(history: list[dict], got: dict, wanted: dict) -> int:
+    """The index of the first message that asks for a tool whose count is wrong."""
+    wrong = {name for name in {*got, *wanted} if got.get(name) != wanted.get(name)}
+    for i, m in enumerate(history):
+        if any(c["function"]["name"] in wrong for c in m.get("tool_calls") or []):
+            return i
+    return 0
 
 
 @checker("ch00.count_calls")
 def check_count_calls(count_tool_calls) -> None:
-    for about, history, wanted in COUNT_CASES:
-        given = f"{about}:\n{describe(history)}"
+    why = say("count every call of every assistant message (a round can ask for several "
+              "calls), by the tool name the model asked for, whatever its result; "
+              "list only the tools that were called",
+              "数每条 assistant 消息里的每个调用（一轮可以请求好几个调用），"
+              "按模型请求的工具名计数，不管结果如何；只列出被调用过的工具")
+    for about, history, wanted in count_cases():
+        given = case(about, history)
         kept = copy.deepcopy(history)
         try:
             got = attempt(count_tool_calls, kept, given=given)
-        except Hint as hint:
-            raise Hint(f"{hint}\nhint: {LAYOUT}") from None
+        except Hint as failed:
+            raise Hint(f"{failed}" + hint(layout())) from None
         if kept != history:
-            raise Hint(f"{given}\nyour function changed the history it was given; only read it")
+            raise Hint(f"{given}\n" + say("your function changed the history it was given; "
+                                          "only read it", "你的函数改动了传进来的历史；只读，别改"))
         if not isinstance(got, dict):
-            raise Hint(f"{given}\nexpected a dict of counts, got {type(got).__name__}: "
-                       f"{got!r:.200}")
-        why = ("count every call of every assistant message (a round can ask for several calls), "
-               "by the tool name the model asked for, whatever its result; "
-               "list only the tools that were called")
+            raise Hint(f"{given}\n" + say("expected a dict of counts, got",
+                                          "期望一个计数的字典，实际得到")
+                       + f" {type(got).__name__}: {got!r:.200}")
+        if got != wanted:  # the history around the first message counted wrong, not all of it
+            near = _first_miscounted(history, got, wanted)
+            given = case(about, history, around=near)
         expect(got, wanted, given, why)

@@ -1,0 +1,154 @@
+"""A chapter's diagram: `diagram("loop")` draws it, in the notebook's language.
+
+A diagram is a few boxes joined by arrows, drawn as SVG: JupyterLab, GitHub and the
+course site show it as it is stored in the notebook, with no script and no network (no
+CDN). Its plain-text form is the same picture as lines of text, for what shows no
+images (a terminal, a check of the stored outputs).
+
+Each diagram is written once here, its labels in both languages (`say`). A box is
+(column, row, label); an arrow joins two boxes, with an optional label. Later chapters
+add their own (the gate chain, the tiers, the batch).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+from .words import say
+
+BOX_WIDTH, BOX_HEIGHT, GAP_X, GAP_Y, MARGIN = 200, 54, 60, 46, 16
+FONT = "font-family: 'Noto Sans', 'Noto Sans CJK SC', 'PingFang SC', 'Microsoft YaHei', sans-serif"
+
+
+@dataclass
+class Diagram:
+    title: str
+    boxes: dict[str, tuple[int, int, str]]  # name -> (column, row, label: lines split by "\n")
+    arrows: list[tuple[str, str, str]] = field(default_factory=list)  # (from, to, label)
+    text: str = ""  # the same picture, as text
+
+    def _repr_svg_(self) -> str:
+        return svg(self)
+
+    def __repr__(self) -> str:
+        return f"{self.title}\n\n{self.text}"
+
+
+def _centre(box: tuple[int, int, str]) -> tuple[float, float]:
+    column, row, _ = box
+    return (MARGIN + column * (BOX_WIDTH + GAP_X) + BOX_WIDTH / 2,
+            MARGIN + 24 + row * (BOX_HEIGHT + GAP_Y) + BOX_HEIGHT / 2)
+
+
+def _edge(start: tuple[float, float], end: tuple[float, float]) -> tuple[float, float]:
+    """Where the line from `start` towards `end` leaves the box around `start`."""
+    dx, dy = end[0] - start[0], end[1] - start[1]
+    if abs(dx) * BOX_HEIGHT > abs(dy) * BOX_WIDTH:
+        scale = (BOX_WIDTH / 2) / abs(dx)
+    else:
+        scale = (BOX_HEIGHT / 2) / abs(dy)
+    return start[0] + dx * scale, start[1] + dy * scale
+
+
+def svg(d: Diagram) -> str:
+    columns = 1 + max(c for c, _, _ in d.boxes.values())
+    rows = 1 + max(r for _, r, _ in d.boxes.values())
+    width = 2 * MARGIN + columns * BOX_WIDTH + (columns - 1) * GAP_X
+    height = 2 * MARGIN + 24 + rows * BOX_HEIGHT + (rows - 1) * GAP_Y
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(d.title)}">',
+           f'<style>text {{ {FONT}; fill: #1f2328; }}</style>',
+           '<defs><marker id="head" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+           'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" '
+           'fill="#57606a"/></marker></defs>',
+           f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+           f'<text x="{MARGIN}" y="{MARGIN + 12}" font-size="15" font-weight="bold">'
+           f'{html.escape(d.title)}</text>']
+    for start, end, label in d.arrows:
+        a, b = _centre(d.boxes[start]), _centre(d.boxes[end])
+        (x1, y1), (x2, y2) = _edge(a, b), _edge(b, a)
+        out.append(f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" '
+                   'stroke="#57606a" stroke-width="1.6" marker-end="url(#head)"/>')
+        if label:
+            out.append(f'<text x="{(x1 + x2) / 2 + 6:.0f}" y="{(y1 + y2) / 2 - 6:.0f}" '
+                       f'font-size="12" fill="#57606a">{html.escape(label)}</text>')
+    for column, row, label in d.boxes.values():
+        x = MARGIN + column * (BOX_WIDTH + GAP_X)
+        y = MARGIN + 24 + row * (BOX_HEIGHT + GAP_Y)
+        out.append(f'<rect x="{x}" y="{y}" width="{BOX_WIDTH}" height="{BOX_HEIGHT}" rx="8" '
+                   'fill="#ddf4ff" stroke="#0969da" stroke-width="1.4"/>')
+        lines = label.split("\n")
+        for i, line in enumerate(lines):
+            ty = y + BOX_HEIGHT / 2 + (i - (len(lines) - 1) / 2) * 17 + 5
+            out.append(f'<text x="{x + BOX_WIDTH / 2:.0f}" y="{ty:.0f}" font-size="13" '
+                       f'text-anchor="middle">{html.escape(line)}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+# --- the diagrams ---------------------------------------------------------------------------
+
+def _loop() -> Diagram:
+    boxes = {
+        "user": (0, 0, say("the user's message\njoins the history", "用户的消息\n加入历史")),
+        "context": (1, 0, say("the context policy\nprepares the history", "上下文策略\n整理历史")),
+        "model": (2, 0, say("the model replies:\ntext, tool calls or both",
+                            "模型回复：\n文字、工具调用或两者")),
+        "answer": (2, 1, say("no tool calls:\nthat text is the answer",
+                             "没有工具调用：\n这段文字就是回答")),
+        "calls": (1, 1, say("the executor runs each call;\neach gets one result",
+                            "执行器运行每个调用，\n每个调用一个结果")),
+    }
+    arrows = [("user", "context", ""), ("context", "model", ""),
+              ("model", "answer", say("no calls", "没有调用")),
+              ("model", "calls", say("calls", "有调用")),
+              ("calls", "context", say("next round", "下一轮"))]
+    text = say("the user's message → the context policy prepares the history → the model replies\n"
+               "  no tool calls: that text is the answer, and the loop stops\n"
+               "  tool calls: the executor runs each one, each gets one result, and the next\n"
+               "  round starts at the context policy (at most max_rounds rounds)",
+               "用户的消息 → 上下文策略整理历史 → 模型回复\n"
+               "  没有工具调用：这段文字就是回答，循环停下\n"
+               "  有工具调用：执行器运行每个调用，每个调用一个结果，\n"
+               "  然后从上下文策略开始下一轮（最多 max_rounds 轮）")
+    return Diagram(say("The loop (chapter 1)", "循环（第 1 章）"), boxes, arrows, text)
+
+
+def _engine() -> Diagram:
+    boxes = {
+        "tools": (0, 0, say("tools (2)\nread, edit, search, bash",
+                            "工具（2）\n读、改、搜索、bash")),
+        "context": (1, 0, say("context (4)\ncompaction", "上下文（4）\n压缩")),
+        "model": (2, 0, say("the model (3)\nscripted, or over HTTP",
+                            "模型（3）\n脚本化，或走 HTTP")),
+        "parallel": (0, 1, say("parallel calls (5)\nsub-agents (6)",
+                               "并行调用（5）\n子智能体（6）")),
+        "loop": (1, 1, say("the loop (1)\nmessages, legality", "循环（1）\n消息、合法性")),
+        "cli": (2, 1, say("the CLI (8)\nsessions, undo", "CLI（8）\n会话、撤销")),
+        "gates": (0, 2, say("gates (7, 8): hooks,\nconsent, plan mode",
+                            "关卡（7、8）：hook、\n授权、计划模式")),
+        "mcp": (1, 2, say("MCP servers (7)\nmore tools", "MCP 服务器（7）\n更多工具")),
+    }
+    arrows = [("loop", "tools", ""), ("loop", "context", ""),
+              ("loop", "model", say("asks", "询问")), ("loop", "parallel", ""),
+              ("cli", "loop", say("drives", "驱动")),
+              ("loop", "gates", ""), ("loop", "mcp", "")]
+    text = say("the loop (chapter 1) asks the model (3) and runs the tools (2); around it:\n"
+               "context (4), parallel calls (5) and sub-agents (6), the gates every call passes\n"
+               "(7, 8), the tools of MCP servers (7), and the CLI with its sessions (8)",
+               "循环（第 1 章）询问模型（3），运行工具（2）；围绕着它的是：\n"
+               "上下文（4）、并行调用（5）和子智能体（6）、每个调用都要经过的关卡（7、8）、\n"
+               "MCP 服务器的工具（7），以及带会话的 CLI（8）")
+    return Diagram(say("The finished engine, chapter by chapter", "完整的引擎，按章节看"),
+                   boxes, arrows, text)
+
+
+DIAGRAMS = {"loop": _loop, "engine": _engine}
+
+
+def diagram(name: str) -> Diagram:
+    """The chapter's diagram called `name`, in the language of the helper speaking now."""
+    if name not in DIAGRAMS:
+        raise ValueError(f"no diagram {name!r}; there are: {', '.join(DIAGRAMS)}")
+    return DIAGRAMS[name]()

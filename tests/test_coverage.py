@@ -1,0 +1,127 @@
+"""Every definition of the engine is taught somewhere, once, within each chapter's budget.
+
+Each chapter has a coverage table (notebooks/coverage/NN.py; corecoder/course/authoring/coverage.py
+says how one reads): what the chapter exports, what it shows, what is not taught and why. The tables of
+chapters not written yet are the plan, held to the same rules; a written chapter's table is also held to
+its notebook, both ways.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from corecoder.course.authoring.coverage import (
+    CoverageError,
+    definitions,
+    exported_lines,
+    read_table,
+    split_classes,
+    tables,
+)
+from corecoder.course.authoring.notebook import chapters, read
+from corecoder.course.authoring.sync import definition_name, export_source
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLES = tables(ROOT / "notebooks" / "coverage")
+DEFINITIONS = definitions(split_classes(TABLES), ROOT / "corecoder")
+WRITTEN = {p.name[:2]: p for p in chapters(ROOT / "notebooks")}
+
+
+def entries(way: str) -> list[tuple[str, tuple[str, str]]]:
+    """(chapter, (module, name)) for every entry of one way, over all the tables."""
+    found = []
+    for chapter, table in TABLES.items():
+        rows = table.skip if way == "skip" else getattr(table, way)
+        found += [(chapter, (row[0], row[1])) for row in rows]
+    return found
+
+
+def test_there_is_a_table_for_every_chapter_of_the_map():
+    assert sorted(TABLES) == [f"{n:02d}" for n in range(10)]
+    assert set(WRITTEN) <= set(TABLES)
+
+
+def test_every_definition_of_the_engine_is_exported_shown_or_said_to_be_untaught():
+    covered = {entry for way in ("export", "show", "skip") for _, entry in entries(way)}
+    missing = sorted(f"{module}::{name}" for module, name in DEFINITIONS if (module, name) not in covered)
+    assert missing == [], "add each to a chapter's table (notebooks/coverage/NN.py)"
+
+
+def test_every_entry_names_a_definition_the_engine_has():
+    unknown = sorted(f"{chapter}: {module}::{name}" for way in ("export", "show", "skip")
+                     for chapter, (module, name) in entries(way) if (module, name) not in DEFINITIONS)
+    assert unknown == []
+
+
+def test_a_definition_is_exported_once_in_the_whole_course_and_never_also_skipped():
+    exported = [entry for _, entry in entries("export")]
+    assert sorted({e for e in exported if exported.count(e) > 1}) == []
+    skipped = [entry for _, entry in entries("skip")]
+    assert sorted(set(exported) & set(skipped)) == [] and len(skipped) == len(set(skipped))
+
+
+@pytest.mark.parametrize("chapter", sorted(TABLES))
+def test_a_chapter_exports_no_more_net_lines_than_its_budget(chapter):
+    table = TABLES[chapter]
+    assert exported_lines(table, DEFINITIONS) <= table.budget, (
+        f"chapter {chapter} exports {exported_lines(table, DEFINITIONS)} net lines, over its budget of "
+        f"{table.budget}: show() the rest")
+    assert table.budget <= 400, "about 250 to 400 net lines a chapter: the rest is shown"
+
+
+def exported_in(notebook: Path) -> set[tuple[str, str]]:
+    """(module, name) for every definition in the notebook's export cells; a method as Class.method."""
+    found = set()
+    for cell in read(notebook).cells:
+        target = export_source(cell)
+        if target:
+            module, cls = target
+            for node in ast.parse(cell.source).body:
+                if name := definition_name(node):
+                    found.add((module.removeprefix("corecoder/"), f"{cls}.{name}" if cls else name))
+    return found
+
+
+def shown_in(notebook: Path) -> set[str]:
+    """What the notebook's code cells pass to show(): `admit`, `Agent.run`."""
+    found = set()
+    for cell in read(notebook).cells:
+        if cell.cell_type != "code":
+            continue
+        for node in ast.walk(ast.parse(cell.source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "show" and node.args:
+                found.add(ast.unparse(node.args[0]))
+    return found
+
+
+@pytest.mark.parametrize("chapter", sorted(WRITTEN))
+def test_a_written_chapter_exports_exactly_what_its_table_says(chapter):
+    assert exported_in(WRITTEN[chapter]) == set(TABLES[chapter].export)
+
+
+@pytest.mark.parametrize("chapter", sorted(WRITTEN))
+def test_a_written_chapter_shows_exactly_what_its_table_says(chapter):
+    assert shown_in(WRITTEN[chapter]) == {name for _, name in TABLES[chapter].show}
+
+
+def test_a_class_split_across_cells_has_its_skeleton_and_every_method_exported():
+    # Agent is built one method at a time in chapter 1: each method has an entry, and the class's own
+    # entry is its skeleton (the docstring), identity-checked like the methods (tests/test_notebooks.py)
+    methods = {n for (m, n) in DEFINITIONS if m == "agent.py" and n.startswith("Agent.")}
+    assert len(methods) == 11 and ("agent.py", "Agent") in DEFINITIONS
+    assert {("agent.py", n) for n in methods | {"Agent"}} <= set(TABLES["01"].export)
+    assert DEFINITIONS["agent.py", "Agent"].lines == 1  # the class line: a docstring is free
+
+
+def test_a_table_that_cannot_be_read_says_why(tmp_path):
+    cases = {"budget = 'lots'\n": "needs `budget", "budget = 10\nimport os\n": "only `name = literal`",
+             "budget = 10\nskip = [{'agent.py': 'x'}]\n": "says why", "budget = 10\nextra = {}\n": "unknown keys",
+             "budget = 10\nexport = {'agent.py': ['run']}\n": "the names as one string"}
+    for n, (text, says) in enumerate(cases.items()):
+        path = tmp_path / f"{n:02d}.py"
+        path.write_text(text)
+        with pytest.raises(CoverageError, match=says):
+            read_table(path)
