@@ -1,6 +1,8 @@
-"""Fixtures shared by the whole suite: a home of its own, and a check on the processes it starts."""
+"""Fixtures shared by the whole suite: a home of its own, a check on the processes it starts, and a real
+browser."""
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -42,3 +44,22 @@ def spawned(monkeypatch):
     monkeypatch.setattr(subprocess, "Popen", Recorded)
     yield started
     assert all(p.poll() is not None for p in started), "a process outlived its test"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium, one for the whole run (tests/browser.py); skipped only outside CI without it."""
+    from browser import Browser
+
+    exe = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the browser test, and chromium is not installed (.ci/run installs it)")
+        pytest.skip("chromium is not installed (apt-get install chromium fonts-noto-cjk); CI runs this test")
+    fonts = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout
+    assert fonts.strip(), "no Chinese font: Chinese pages would render as boxes (apt-get install fonts-noto-cjk)"
+    chromium = Browser(exe)
+    yield chromium
+    chromium.close()
+
+

@@ -140,6 +140,7 @@ INCIDENTAL = [
     r"(?m)^#{2,3} \d\d · ",  # a chapter's number in the index's headings
     r"(?<!\d)400(?=\s*[:：])",  # the HTTP status the chat API answers an illegal history with
     r"CoreCoder 0\.8",  # the name of a peer's release
+    r"\d+(?:\s*(?:to|到)\s*\d+)?\s*(?:minutes|hours|分钟|小时)",  # a reading time: an estimate, not the code
 ]
 
 

@@ -14,14 +14,11 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import types
-import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin
@@ -259,6 +256,15 @@ def test_includes_resolve_in_the_essays(site):
             assert f'<span class="filename">{include}</span>' in built, f"{essay.name}: {include}"
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_essays_link_to_the_source_lands_on_the_first_line_of_the_module_page(site, lang):
+    built = page(site, lang, "essays/01-the-loop/")
+    links = re.findall(r'href="\.\./\.\./corecoder/([\w/]+)/#(__codelineno-0-\d+)"', built)
+    assert len(links) >= 5, "the links under the includes, rewritten for the site"
+    for module, anchor in links:
+        assert f'id="{anchor}"' in page(site, lang, f"corecoder/{module}/"), (module, anchor)
+
+
 @pytest.mark.parametrize("url", [f"{name}/" for name in CHAPTERS] + [
     f"essays/{p.stem}/" for p in hook.essays(ROOT)] + [""])
 def test_chinese_headings_get_ids_that_the_links_reach(site, url):
@@ -296,62 +302,6 @@ def test_the_site_publishes_no_file_of_the_repository_tooling(site):
 # --- a real browser ----------------------------------------------------------------------------------------
 
 
-class Browser:
-    """Headless Chromium driven over the DevTools protocol (websocket-client, already a Jupyter dependency)."""
-
-    FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--remote-debugging-port=0", "--window-size=1280,900"]
-
-    def __init__(self, exe: str):
-        import websocket
-
-        self.profile = tempfile.mkdtemp(prefix="chromium-")
-        self.process = subprocess.Popen([exe, *self.FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port_file = Path(self.profile) / "DevToolsActivePort"  # chromium writes its port here
-        self._wait(lambda: port_file.exists() and port_file.read_text().strip(), 30, "chromium did not start")
-        port = port_file.read_text().split()[0]
-        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
-        target = next(t for t in targets if t["type"] == "page")
-        self.ws = websocket.create_connection(target["webSocketDebuggerUrl"], suppress_origin=True, timeout=30)
-        self.calls = 0
-
-    @staticmethod
-    def _wait(condition, seconds: float, message: str):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if value := condition():
-                return value
-            time.sleep(0.1)
-        raise AssertionError(message)
-
-    def call(self, method: str, **params) -> dict:
-        self.calls += 1
-        self.ws.send(json.dumps({"id": self.calls, "method": method, "params": params}))
-        while True:
-            reply = json.loads(self.ws.recv())
-            if reply.get("id") == self.calls:
-                return reply.get("result", {})
-
-    def evaluate(self, expression: str):
-        return self.call("Runtime.evaluate", expression=expression, returnByValue=True)["result"].get("value")
-
-    def wait(self, until: str, seconds: float = 20):
-        """Wait until the JavaScript expression `until` is truthy; return its value."""
-        return self._wait(lambda: self.evaluate(until), seconds, f"timed out waiting for {until}")
-
-    def open(self, url: str, until: str, seconds: float = 20):
-        self.call("Page.navigate", url=url)
-        return self.wait(until, seconds)
-
-    def close(self):
-        self.ws.close()
-        self.process.terminate()
-        self.process.wait(timeout=10)
-        shutil.rmtree(self.profile, ignore_errors=True)
-
-
 @pytest.fixture(scope="module")
 def served(site):
     class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -362,20 +312,6 @@ def served(site):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    exe = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
-    if exe is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the browser test, and chromium is not installed (.ci/run installs it)")
-        pytest.skip("chromium is not installed (apt-get install chromium fonts-noto-cjk); CI runs this test")
-    fonts = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout
-    assert fonts.strip(), "no Chinese font: Chinese pages would render as boxes (apt-get install fonts-noto-cjk)"
-    chromium = Browser(exe)
-    yield chromium
-    chromium.close()
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -62,6 +62,9 @@ CHAPTER = re.compile(r"\d\d-[^.]+\.ipynb")  # notebooks/NN-slug.ipynb; twins add
 ESSAY = re.compile(r"\d\d-[^.]+\.md")
 INCLUDE = re.compile(r"^(?P<indent>[ \t]*)<!--\s*include:\s*(?P<path>\S+?)(?:::(?P<name>[\w.]+))?\s*-->[ \t]*$", re.M)
 CHAPTERS_MARKER = "<!-- chapters -->"
+# An essay's link to the lines of a file, as GitHub numbers them (`../corecoder/agent.py#L96-L121`): on
+# the site it lands on the first of those lines of the module's page.
+SOURCE_LINES = re.compile(r"(\]\((?:\.\./)+corecoder/[\w/]+\.py)#L(\d+)-L\d+\)")
 
 
 # --- includes: code by reference, never pasted -------------------------------------------------------------
@@ -316,6 +319,7 @@ def on_page_markdown(markdown, page, config, files):
     root, lang = _root(config), _language(config)
     if CHAPTERS_MARKER in markdown:
         markdown = markdown.replace(CHAPTERS_MARKER, chapters_table(root, lang))
+    markdown = SOURCE_LINES.sub(r"\1#__codelineno-0-\2)", markdown)
     try:
         return expand_includes(markdown, root)
     except IncludeError as e:
