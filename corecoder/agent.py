@@ -98,10 +98,30 @@ class Agent:
                                   f"{type(error).__name__}: {error} (said once; the run goes on)",
                                   RuntimeWarning, stacklevel=2)
 
-    def chat(self, text: str) -> str:
-        """Add a user message and run until the model answers."""
-        self.messages.append(user(text))
-        return self.run()
+    def state(self) -> str:
+        """What the model must always know of the agent's state, in paragraphs that each begin
+        with their label: where it works, and what each tool keeps in the workspace (the todo
+        tool: `Your todo list: ...`)."""
+        kept = (tool.state(self.workspace) for tool in self.tools.values())
+        parts = (f"Working directory: {self.workspace.cwd}", *kept)
+        return "\n\n".join(paragraph(p) for p in parts if p.strip())
+
+    def tell_state(self) -> None:
+        """Make sure the model knows the state as it is now. The system prompt tells it once;
+        after a change (a `cd`, a new todo list) a note at the end of the history tells what
+        changed, so nothing the model was sent before is rewritten. What the model knows is
+        read from the history itself, so it holds after a compaction, a resume or a reset."""
+        if self.first_state is None:
+            self.first_state = self.state()
+        told = labelled(self.first_state)
+        for m in self.messages:
+            if is_state_note(m):
+                told |= labelled(m["content"].removeprefix(STATE_NOTE))
+        gone = {label: f"{label}: none" for label in told}  # a tool that now says nothing
+        now = gone | labelled(self.state())
+        news = [part for label, part in now.items() if told.get(label) != part]
+        if news:
+            self.messages.append(user("\n\n".join([STATE_NOTE, *news])))
 
     def run(self) -> str:
         try:
@@ -148,30 +168,10 @@ class Agent:
         parts = [self.prompt, *self.prompt_parts, self.first_state or self.state()]
         return [system("\n\n".join(p for p in parts if p)), *self.messages]
 
-    def state(self) -> str:
-        """What the model must always know of the agent's state, in paragraphs that each begin
-        with their label: where it works, and what each tool keeps in the workspace (the todo
-        tool: `Your todo list: ...`)."""
-        kept = (tool.state(self.workspace) for tool in self.tools.values())
-        parts = (f"Working directory: {self.workspace.cwd}", *kept)
-        return "\n\n".join(paragraph(p) for p in parts if p.strip())
-
-    def tell_state(self) -> None:
-        """Make sure the model knows the state as it is now. The system prompt tells it once;
-        after a change (a `cd`, a new todo list) a note at the end of the history tells what
-        changed, so nothing the model was sent before is rewritten. What the model knows is
-        read from the history itself, so it holds after a compaction, a resume or a reset."""
-        if self.first_state is None:
-            self.first_state = self.state()
-        told = labelled(self.first_state)
-        for m in self.messages:
-            if is_state_note(m):
-                told |= labelled(m["content"].removeprefix(STATE_NOTE))
-        gone = {label: f"{label}: none" for label in told}  # a tool that now says nothing
-        now = gone | labelled(self.state())
-        news = [part for label, part in now.items() if told.get(label) != part]
-        if news:
-            self.messages.append(user("\n\n".join([STATE_NOTE, *news])))
+    def chat(self, text: str) -> str:
+        """Add a user message and run until the model answers."""
+        self.messages.append(user(text))
+        return self.run()
 
     def answer(self, reply: Reply) -> None:
         """Run the calls; whatever happens, each one gets exactly one result, in order.
@@ -183,8 +183,10 @@ class Agent:
         results: dict[str, str] = {}
         missing, status = INTERRUPTED, "interrupted"  # a call's result if it gets none: Ctrl+C ...
         try:
-            self.executor(calls, self, results)
-        except Exception as error:  # ... unless a bug stopped the batch: then say so
+            self.executor(list(calls), self, results)  # a copy: its own to consume
+            # ... or the executor chose to stop (it may: the loop answers what it left out) ...
+            missing, status = "[not run: the batch stopped before this call]", "not_run"
+        except Exception as error:  # ... or a bug stopped the batch: each says so
             missing = f"[not run: the turn stopped: {type(error).__name__}: {error}]"
             status = "not_run"
             raise

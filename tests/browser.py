@@ -38,6 +38,7 @@ class Browser:
         self.calls = 0
         # headless, no window has the focus: a page that follows it (JupyterLab's current notebook) needs it
         self.call("Emulation.setFocusEmulationEnabled", enabled=True)
+        self.call("Page.enable")  # its events: a dialog ("leave this page?") is answered, never waited on
 
     @staticmethod
     def _wait(condition, seconds: float, message: str):
@@ -51,9 +52,14 @@ class Browser:
     def call(self, method: str, **params) -> dict:
         self.calls += 1
         self.ws.send(json.dumps({"id": self.calls, "method": method, "params": params}))
+        asked = self.calls
         while True:
             reply = json.loads(self.ws.recv())
-            if reply.get("id") == self.calls:
+            if reply.get("method") == "Page.javascriptDialogOpening":  # it would block the page: accept it
+                self.calls += 1
+                self.ws.send(json.dumps({"id": self.calls, "method": "Page.handleJavaScriptDialog",
+                                         "params": {"accept": True}}))
+            if reply.get("id") == asked:
                 return reply.get("result", {})
 
     def evaluate(self, expression: str):
@@ -66,8 +72,10 @@ class Browser:
 
     def click(self, expression: str) -> None:
         """Click, as a person does (press and release at its centre), the element `expression` finds."""
-        box = self.evaluate(f"(() => {{ const e = {expression}; e.scrollIntoView({{block: 'center'}}); "
-                            "const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        self.evaluate(f"{expression}.scrollIntoView({{block: 'center'}}) || 1")
+        time.sleep(0.3)  # a page that draws what comes into view (JupyterLab does) settles first
+        box = self.evaluate(f"(() => {{ const r = {expression}.getBoundingClientRect(); "
+                            "return [r.x + r.width / 2, r.y + r.height / 2]; })()")
         for kind in ("mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
 

@@ -628,6 +628,13 @@ def test_script_passes_any_script_that_runs_the_tests_and_quotes_what_they_print
     in_a_dict = [{"tool_calls": [{"name": "bash", "arguments": {"command": "cd . && python3 ./test_stats.py"}}]},
                  {"text": "The run says 1 of 3 tests passed."}]
     assert judged("ch00.script", lambda: in_a_dict)[0] is True
+    for says in ("1 of 3 tests passed; test_mean and test_median_even did not pass.",  # a denial elsewhere
+                 "No luck: 1 of 3 tests passed.", "1 of 3 tests passed, so the tests don't all pass yet.",
+                 "测试结果：1 of 3 tests passed。"):
+        assert judged("ch00.script", lambda says=says: [{"tool_calls": [BASH_TESTS]}, says])[0] is True, says
+    module = [{"tool_calls": [{"name": "bash", "arguments": {"command": "python3 -m test_stats"}}]},
+              "1 of 3 tests passed."]
+    assert judged("ch00.script", lambda: module)[0] is True
 
 
 @pytest.mark.parametrize("turns, says", [

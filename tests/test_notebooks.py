@@ -128,6 +128,14 @@ def test_a_class_built_method_by_method_has_its_skeleton_and_each_method_exporte
     assert {(module, cls) for module, cls, _ in methods} <= skeletons, "a class built in cells has its skeleton"
 
 
+def test_the_class_reads_in_the_package_in_the_order_the_chapter_builds_it():
+    # Agent's docstring says so: a reader of corecoder/agent.py meets the methods as chapter 1 wrote them
+    built = [name for notebook, _, module, cls, name, _ in EXPORTS if notebook == "01-loop.ipynb" and cls == "Agent"]
+    body = next(n.body for n in ast.parse((ROOT / "corecoder/agent.py").read_text()).body
+                if isinstance(n, ast.ClassDef) and n.name == "Agent")
+    assert built == [n.name for n in body if isinstance(n, ast.FunctionDef)]
+
+
 def test_sketches_are_tagged_and_never_exported():
     for path in BOTH:
         for cell in read(path).cells:
@@ -305,6 +313,18 @@ def answer_pending(messages):  # waiting ids in a set: the results come in hash 
 # Plausible wrong answers, one list per exercise: each must fail its check.
 WRONG = {
     "ch00.script": ["""
+def tests_script():  # "11 of 3 tests passed" holds the summary line as a substring, not as what it says
+    return [{"tool_calls": [{"name": "bash", "arguments": {"command": "python3 test_stats.py"}}]},
+            "I ran the tests: 11 of 3 tests passed."]
+""", """
+def tests_script():  # echo again, with the test file's name in the command to look like a test run
+    return [{"tool_calls": [{"name": "bash", "arguments": {"command": "echo 1 of 3 tests passed test_stats.py"}}]},
+            "1 of 3 tests passed."]
+""", """
+def tests_script():  # a denial in Chinese
+    return [{"tool_calls": [{"name": "bash", "arguments": {"command": "python3 test_stats.py"}}]},
+            "测试并没有显示 1 of 3 tests passed。"]
+""", """
 def tests_script():  # the answer rides on the tool-call turn: the script runs out before the model can answer
     return [{"text": "1 of 3 tests passed.",
              "tool_calls": [{"name": "bash", "arguments": {"command": "python3 test_stats.py"}}]}]
@@ -330,6 +350,15 @@ def tests_script():  # quotes the summary line, but to deny it
             "It is not true that 1 of 3 tests passed."]
 """],
     "ch00.count_calls": ["""
+def count_tool_calls(messages):  # stops at the first answer: misses the calls after the user speaks again
+    counts = {}
+    for m in messages:
+        if m["role"] == "assistant" and not m.get("tool_calls"):
+            break
+        for call in m.get("tool_calls", []):
+            counts[call["function"]["name"]] = counts.get(call["function"]["name"], 0) + 1
+    return counts
+""", """
 def count_tool_calls(messages):  # one per round: misses parallel calls
     counts = {}
     for m in messages:
@@ -361,6 +390,18 @@ def count_tool_calls(messages):  # counts only the calls that worked
     return counts
 """],
     "ch01.find_orphan": ["""
+def find_orphan(messages):  # forgets to return at the first orphan: it returns the last one
+    waiting, orphan = [], None
+    for i, m in enumerate(messages):
+        if m["role"] == "tool":
+            if m["tool_call_id"] in waiting:
+                waiting.remove(m["tool_call_id"])
+            else:
+                orphan = i
+        else:
+            waiting = [c["id"] for c in m.get("tool_calls", [])]
+    return orphan
+""", """
 def find_orphan(messages):  # an assistant message without calls does not close the window (the spec says it does)
     waiting = []
     for i, m in enumerate(messages):
@@ -388,7 +429,17 @@ def find_orphan(messages):  # any call ever made counts: misses a call answered 
             return i
     return None
 """],
-    "ch01.answer_pending": [WRONG_BY_SET, """
+    "ch01.answer_pending": ["""
+from corecoder.messages import INTERRUPTED
+from corecoder.messages import tool_result
+
+def answer_pending(messages):  # the first assistant message with calls, not the last
+    answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
+    calls = next((m["tool_calls"] for m in messages if m.get("tool_calls")), [])
+    if messages and messages[-1]["role"] == "assistant" and not messages[-1].get("tool_calls"):
+        return list(messages)
+    return messages + [tool_result(c["id"], INTERRUPTED) for c in calls if c["id"] not in answered]
+""", WRONG_BY_SET, """
 from corecoder.messages import INTERRUPTED
 from corecoder.messages import tool_result
 
@@ -422,6 +473,54 @@ def answer_pending(messages):  # right answer, but appended to the caller's list
     return messages
 """],
     "ch01.run_call": ["""
+def run_call(tool, arguments, workspace):  # JSON that is not an object, and is falsy ([], null), becomes {}
+    try:
+        args = json.loads(arguments.strip() or "{}") or {}
+    except json.JSONDecodeError as e:
+        return f"bad arguments for {tool.name}: the arguments are not valid JSON ({e.msg})"
+    if not isinstance(args, dict):
+        return f"bad arguments for {tool.name}: the arguments must be a JSON object"
+    trouble = problems(tool.parameters, args)
+    if trouble:
+        return f"bad arguments for {tool.name}: " + "; ".join(trouble)
+    try:
+        return tool.run(workspace, **args)
+    except Exception as e:
+        return f"{tool.name} failed: {e}"
+""", """
+def run_call(tool, arguments, workspace):  # a KeyError inside the tool is blamed on the model's arguments
+    try:
+        args = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError as e:
+        return f"bad arguments for {tool.name}: the arguments are not valid JSON ({e.msg})"
+    if not isinstance(args, dict):
+        return f"bad arguments for {tool.name}: the arguments must be a JSON object"
+    trouble = problems(tool.parameters, args)
+    if trouble:
+        return f"bad arguments for {tool.name}: " + "; ".join(trouble)
+    try:
+        return tool.run(workspace, **args)
+    except (TypeError, KeyError) as e:
+        return f"bad arguments for {tool.name}: {e}"
+    except Exception as e:
+        return f"{tool.name} failed: {e}"
+""", """
+def run_call(tool, arguments, workspace):  # runs the tool twice: once to see whether it raises
+    try:
+        args = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError as e:
+        return f"bad arguments for {tool.name}: the arguments are not valid JSON ({e.msg})"
+    if not isinstance(args, dict):
+        return f"bad arguments for {tool.name}: the arguments must be a JSON object"
+    trouble = problems(tool.parameters, args)
+    if trouble:
+        return f"bad arguments for {tool.name}: " + "; ".join(trouble)
+    try:
+        tool.run(workspace, **args)
+    except Exception as e:
+        return f"{tool.name} failed: {e}"
+    return tool.run(workspace, **args)
+""", """
 def run_call(tool, arguments, workspace):  # "" is bad JSON here; the engine (parse_arguments) says it is {}
     try:
         args = json.loads(arguments)
@@ -458,6 +557,41 @@ def run_call(tool, arguments, workspace):  # every problem is a failure: no sche
         return f"{tool.name} failed: {e}"
 """],
     "ch01.stop_on_failure": ["""
+def stop_on_failure(calls, agent, results):  # reads the text: misses an unknown tool and a gate's no
+    for call in calls:
+        results[call.id] = perform(agent, admit(agent, call), agent.workspace)
+        if results[call.id].startswith((f"bad arguments for {call.name}", f"{call.name} failed:")):
+            return
+""", """
+def stop_on_failure(calls, agent, results):  # "failed:" anywhere: a file whose text says so stops the batch
+    for call in calls:
+        job = admit(agent, call)
+        results[call.id] = perform(agent, job, agent.workspace)
+        if job.refusal or "failed:" in results[call.id]:
+            return
+""", """
+def stop_on_failure(calls, agent, results):  # runs every call, then drops the results after the failure
+    for call in calls:
+        job = admit(agent, call)
+        results[call.id] = (job, perform(agent, job, agent.workspace))
+    failed = False
+    for call in calls:
+        job, result = results.pop(call.id)
+        if not failed:
+            results[call.id] = result
+        failed = failed or bool(job.refusal) or result.startswith(f"{call.name} failed:")
+""", """
+def stop_on_failure(calls, agent, results):  # raises KeyboardInterrupt to stop: as if the user pressed Ctrl+C
+    for call in calls:
+        job = admit(agent, call)
+        results[call.id] = perform(agent, job, agent.workspace)
+        if job.refusal or results[call.id].startswith(f"{call.name} failed:"):
+            raise KeyboardInterrupt
+""", """
+def stop_on_failure(calls, agent, results):  # stores the admitted job, not its result
+    for call in calls:
+        results[call.id] = admit(agent, call)
+""", """
 def stop_on_failure(calls, agent, results):  # returns the results instead of filling them: all interrupted
     return {call.id: perform(agent, admit(agent, call), agent.workspace) for call in calls}
 """, """

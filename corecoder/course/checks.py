@@ -46,7 +46,7 @@ def attempt(fn: Callable, *args, given: str):
         return fn(*args)
     except NotImplementedError:
         raise  # the student stub: `check` says so in one line
-    except Exception as e:
+    except (Exception, KeyboardInterrupt, SystemExit) as e:  # whatever it raised, a hint
         raised = say("your code raised", "你的代码抛出了")
         raise Hint(f"{given}\n{raised} {type(e).__name__}: {e}") from None
 

@@ -127,7 +127,7 @@ def _engine() -> Diagram:
         "loop": (1, 1, say("the loop (1)\nmessages, legality", "循环（1）\n消息、合法性")),
         "cli": (2, 1, say("the CLI (8)\nsessions, undo", "CLI（8）\n会话、撤销")),
         "gates": (0, 2, say("gates (7, 8): hooks,\nconsent, plan mode",
-                            "关卡（7、8）：hook、\n授权、计划模式")),
+                            "关卡（7、8）：钩子、\n授权确认、计划模式")),
         "mcp": (1, 2, say("MCP servers (7)\nmore tools", "MCP 服务器（7）\n更多工具")),
     }
     arrows = [("loop", "tools", ""), ("loop", "context", ""),

@@ -9,10 +9,9 @@ export = {
         "system user tool_result ToolCall assistant IllegalHistory ROLES check_history "
         "_check_answer _call_ids Usage Reply STATE_NOTE is_state_note NAMELESS INTERRUPTED "
         "unique_ids"),
-    "events.py": "RoundStarted ToolCallStarted ToolCallFinished UsageReported Finished",
     "agent.py": (
         "BASE_PROMPT KeepEverything labelled paragraph Agent Agent.__init__ Agent.subscribe "
         "Agent.emit Agent.run Agent.ask Agent.request Agent.state Agent.tell_state Agent.chat "
         "Agent.answer Agent.update_tools"),
 }
-show = {"calls.py": "admit run_in_order"}
+show = {"calls.py": "admit run_in_order", "events.py": "ToolCallFinished"}

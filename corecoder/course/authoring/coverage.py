@@ -180,7 +180,8 @@ def exported_lines(table: Table, defs: dict[tuple[str, str], Definition]) -> int
 WORDS = {
     "en": {"title": "**New in this chapter** (from its coverage table, `{path}`)",
            "file": "file", "exported": "exported: the package's own code", "lines": "net lines",
-           "total": "{n} definitions, within a budget of {budget}", "methods": "{n} methods",
+           "total": "{n} definitions, within a budget of {budget} net lines",
+           "methods": "{n} methods",
            "skeleton": " (its skeleton)", "shown": "Shown, not exported: {names}.",
            "item": "`{name}` (`corecoder/{module}`)", "and": ", ",
            "tools": "New tools: {names}.", "none": "none",
@@ -213,7 +214,7 @@ def whats_new(table: Table, defs: dict[tuple[str, str], Definition], lang: str) 
                 shown = [s + w["skeleton"] if s == f"`{owner}`" else s for s in shown]
                 shown.append(f"`{owner}`: " + w["methods"].format(n=len(methods)))
             lines = sum(defs[module, n].lines for n in names if (module, n) in defs)
-            out.append(f"| `corecoder/{module}` | {', '.join(shown)} | {lines} |")
+            out.append(f"| `corecoder/{module}` | {w['and'].join(shown)} | {lines} |")
         total = w["total"].format(n=len(table.export), budget=table.budget)
         out.append(f"| | {total} | {exported_lines(table, defs)} |")
     else:

@@ -29,8 +29,11 @@ from ..words import say
 # --- ch00.script -----------------------------------------------------------------------
 
 SUMMARY = re.compile(r"\b\d+ of \d+ tests passed\b")
-NEGATION = re.compile(r"\b(not|no|never|isn't|aren't|didn't|doesn't|don't)\b|n't\b", re.I)
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+NEGATION = re.compile(r"\b(not|no|never|isn't|aren't|didn't|doesn't|don't)\b|n't\b|[不没未非]",
+                      re.I)
+# a summary is stated in a clause of its own
+CLAUSE_END = re.compile(r"[.!?;:,。！？；：，]\s*|\n+")
+GAMING = re.compile(r"\b(echo|printf|cat)\b")  # prints a summary line without running the tests
 
 
 def turns_hint() -> str:
@@ -112,7 +115,8 @@ def _run(turns: list) -> tuple[Agent, str]:
 def check_script(make_script) -> None:
     given = say("your script, played by a ScriptedLLM in a fresh copy of the demo project, "
                 "for the tour's task",
-                "你的脚本，由 ScriptedLLM 在演示项目的一份新副本里播放，做导览的那个任务")
+                "你的脚本，由 ScriptedLLM 在演示项目的一份新副本里播放，"
+                "做导览的那个任务") + say(":", "：")
     called = f"{getattr(make_script, '__name__', 'your function')}()"
     turns = attempt(make_script, given=called)
     if not isinstance(turns, list) or not turns:
@@ -122,14 +126,15 @@ def check_script(make_script) -> None:
     agent, answer = _run(turns)
     calls = _calls_made(agent.messages)
     runs = [(call, result) for call, result in calls if call["function"]["name"] == "bash"
-            and SUMMARY.search(result) and "test_stats.py" in _command(call)]
+            and SUMMARY.search(result) and "test_stats" in _command(call)
+            and not GAMING.search(_command(call))]
     if not runs:
         why = say("only a tool can run the tests, and bash is the one that runs commands: "
                   "ask for bash with the command \"python3 test_stats.py\" "
                   "(arguments {\"command\": ...})",
                   "只有工具能运行测试，而运行命令的工具是 bash：请求 bash，命令写 "
                   "\"python3 test_stats.py\"（参数 {\"command\": ...}）")
-        raise Hint(f"{given}:\n" + say("no bash call ran the tests in test_stats.py (nothing "
+        raise Hint(f"{given}\n" + say("no bash call ran the tests in test_stats.py (nothing "
                                        "that ran them printed a line like \"N of 3 tests passed\")",
                                        "没有哪个 bash 调用运行了 test_stats.py 里的测试（没有运行"
                                        "测试的调用打印出 \"N of 3 tests passed\" 这样的行）")
@@ -137,14 +142,15 @@ def check_script(make_script) -> None:
     last = agent.messages[-1]
     if last["role"] != "assistant" or last.get("tool_calls"):
         no_answer = say("the run did not end with an answer:", "运行没有以回答结束：")
-        raise Hint(f"{given}:\n{no_answer} {answer!r:.200}" + hint(say(
+        raise Hint(f"{given}{say(':', '：')}\n{no_answer} {answer!r:.200}" + hint(say(
             "end the script with a string, the final answer",
             "脚本要以一个字符串（最终回答）结尾")))
     summary = SUMMARY.findall(runs[-1][1])[-1]
-    stated = [s for s in SENTENCE_END.split(answer) if summary in s and not NEGATION.search(s)]
+    said_it = re.compile(rf"(?<!\d){re.escape(summary)}")  # "1 of 3 ...", not "11 of 3 ..."
+    stated = [s for s in CLAUSE_END.split(answer) if said_it.search(s) and not NEGATION.search(s)]
     if not stated:
         said = SUMMARY.search(answer)
-        if said and said[0] == summary:
+        if said and said[0] == summary and said_it.search(answer):
             why = say(f"your answer mentions {summary!r} but does not say it is so (a sentence "
                       "with a \"not\" in it). ",
                       f"你的回答提到了 {summary!r}，却没有说它成立（那句话里有否定词）。")
@@ -158,13 +164,13 @@ def check_script(make_script) -> None:
                    "before the tests ran, so write what the tour showed they print",
                    "脚本模型从来不读工具结果：它的回答在测试运行之前就写好了，"
                    "所以要写导览里看到的测试输出")
-        raise Hint(f"{given}:\n" + say("the final answer:", "最终回答：") + f" {answer!r:.300}"
+        raise Hint(f"{given}\n" + say("the final answer:", "最终回答：") + f" {answer!r:.300}"
                    + hint(why))
     try:
         check_history(agent.messages)
     except IllegalHistory as e:  # cannot happen with the real loop; kept as the point of the tour
         illegal = say("the history is not legal:", "历史不合法：")
-        raise Hint(f"{given}:\n{illegal} {e}") from None
+        raise Hint(f"{given}{say(':', '：')}\n{illegal} {e}") from None
 
 
 def _command(call: dict) -> str:
@@ -218,6 +224,12 @@ def count_cases() -> list[tuple[str, list[dict], dict[str, int]]]:
              "没有工具调用的对话：模型直接回答了"),
          [user("Say hello."), assistant("Hello!")], {}),
         (say("an empty history", "空历史"), [], {}),
+        (say("the user spoke twice; calls come only after the second time",
+             "用户说了两次话；调用只出现在第二次之后"),
+         [user("Hi."), assistant("Hello! What shall I do?"), user("Read it."),
+          assistant("", [_call("c1", "read_file", path="greet.py")]),
+          tool_result("c1", "def greet(name): ..."), assistant("Done.")],
+         {"read_file": 1}),
         (say("a run cut short while its last calls ran: the history ends with them",
              "运行在最后几个调用执行时被打断：历史以这些调用结尾"),
          [user("Read both."), assistant("", [_call("c1", "read_file", path="a.py"),

@@ -21,6 +21,8 @@ import tempfile
 from pathlib import Path
 
 from ...agent import Agent
+from ...calls import Gate
+from ...events import ToolCallStarted
 from ...messages import (
     INTERRUPTED,
     IllegalHistory,
@@ -63,6 +65,8 @@ def orphan_cases() -> list[tuple[str, list[dict], int | None]]:
          [_result("c1"), _calls("c2"), _result("c2")], 0),
         (say("a call answered twice", "一个调用得到两次回应"),
          [user("go"), _calls("c1"), _result("c1"), _result("c1")], 3),
+        (say("two orphans: the first one counts", "两个孤立的结果：算第一个"),
+         [_result("c9"), user("go"), _calls("c1"), _result("c1"), _result("c1")], 0),
         (say("a result whose id no call has", "结果的 id 不属于任何调用"),
          [user("go"), _calls("c1"), _result("c9")], 2),
         (say("a result that arrives after the user spoke again", "用户又说了话之后才到的结果"),
@@ -119,6 +123,9 @@ def pending_cases() -> list[tuple[str, list[dict]]]:
         (say("twelve calls; the user interrupted after two were answered",
              "十二个调用；两个得到回应后，用户中断了"),
          [user("go"), _calls(*MANY), _result(MANY[0]), _result(MANY[1])]),
+        (say("two rounds; the user interrupted the second after its first call was answered",
+             "两轮；第二轮的第一个调用得到回应后，用户中断了"),
+         [user("go"), _calls("c1"), _result("c1"), _calls("c2", "c3"), _result("c2")]),
         (say("nothing waiting: the last round ended with an answer",
              "没有等待的调用：上一轮以回答结束"),
          [user("go"), _calls("c1"), _result("c1"), assistant("done")]),
@@ -202,6 +209,16 @@ class Buggy(Count):
         raise ValueError("the tool has a bug")
 
 
+class Lookup(Count):
+    """A tool whose bug is a KeyError: still the tool's failure, not the model's bad arguments."""
+
+    name = "lookup"
+
+    def run(self, ws, start=0):
+        self.ran += 1
+        return {}["missing"]
+
+
 # (tool, arguments, the result must start with, and must contain, did the tool run?)
 CALL_CASES = [
     (Shout, '{"text": "hi"}', "HI", "", True),
@@ -211,12 +228,15 @@ CALL_CASES = [
     (Shout, '{"text": ', "bad arguments for shout:", "", False),
     (Count, '{"start": ', "bad arguments for count:", "", False),
     (Shout, '["hi"]', "bad arguments for shout:", "", False),
+    (Count, "[]", "bad arguments for count:", "", False),  # JSON, but not an object: never {}
+    (Count, "null", "bad arguments for count:", "", False),
     (Shout, "{}", "bad arguments for shout:", "missing required argument 'text'", False),
     (Shout, '{"text": 5}', "bad arguments for shout:", "text should be string", False),
     (Shout, '{"text": 5, "times": 0}', "bad arguments for shout:",
      "text should be string, got int 5; times", False),
     (DiskFull, '{"text": "hi"}', "save failed:", "the disk is full", None),
     (Buggy, "{}", "buggy failed:", "the tool has a bug", None),
+    (Lookup, "{}", "lookup failed:", "missing", True),
 ]
 
 
@@ -259,6 +279,9 @@ def check_run_call(run_call) -> None:
                    if contains else ""))
             raise Hint(f"{given}\n{EXPECTED}{wanted}\n{GOT}{got!r:.300}"
                        + hint(_why(starts, arguments)))
+        if runs and tool.ran > 1:
+            raise Hint(f"{given}\n" + say(f"the tool ran {tool.ran} times: run it once",
+                                          f"工具运行了 {tool.ran} 次：只该运行一次"))
         if runs is not None and bool(tool.ran) != runs:
             raise Hint(f"{given}\n" + (
                 say("the tool should have run: the arguments were fine",
@@ -269,50 +292,79 @@ def check_run_call(run_call) -> None:
 
 # --- ch01.stop_on_failure ----------------------------------------------------------------
 
-FILES = {"a.py": "print('a')\n", "b.py": "print('b')\n",
-         "failed.txt": "3 tests failed\n"}  # a file whose text says "failed": reading it worked
+FILES = {"a.py": "print('a')\n", "b.py": "print('b')\n", "secret.txt": "hunter2\n",
+         # a file whose text looks like a failure: reading it worked
+         "failed.txt": "read_file failed: no, this is the file's own text\n3 tests failed\n"}
 
 
-def _read(path: str) -> dict:
-    return {"name": "read_file", "arguments": {"path": path}}
+class Secrets(Gate):
+    """A gate that refuses to read a secret: a refusal that is neither bad arguments nor a
+    missing tool."""
+
+    name = "policy"
+
+    def before(self, tool, args, workspace):
+        return "secrets stay secret" if "secret" in str(args.get("path", "")) else None
+
+
+def _read(path: str, name: str = "read_file") -> dict:
+    return {"name": name, "arguments": {"path": path}}
 
 
 def batch_cases() -> list[tuple[str, list[list[dict]], list[list[str]]]]:
     """(what the case is, the batches the model asks for, each call's status as it ends)"""
     return [
-    (say("three reads, the second of a file that does not exist",
-         "读三个文件，第二个不存在"),
-     [[_read("a.py"), _read("missing.py"), _read("b.py")]],
-     [["ok", "failed", "interrupted"]]),
-    (say("three reads that all work (one reads a file whose text says \"failed\")",
-         "读三个文件，都成功（其中一个文件的内容里有 \"failed\"）"),
-     [[_read("failed.txt"), _read("a.py"), _read("b.py")]],
-     [["ok", "ok", "ok"]]),
-    (say("bad arguments first: the tool never runs, and that is a failed call too",
-         "第一个调用参数就不对：工具根本没运行，这也算失败的调用"),
-     [[{"name": "read_file", "arguments": {"path": 3}}, _read("a.py")]],
-     [["bad_arguments", "interrupted"]]),
-    (say("two rounds: a failure in the first must not stop the second",
-         "两轮：第一轮的失败不能让第二轮也停下"),
-     [[_read("missing.py"), _read("a.py")], [_read("a.py"), _read("b.py")]],
-     [["failed", "interrupted"], ["ok", "ok"]]),
+        (say("three reads, the second of a file that does not exist",
+             "读三个文件，第二个不存在"),
+         [[_read("a.py"), _read("missing.py"), _read("b.py")]],
+         [["ok", "failed", "not_run"]]),
+        (say("three reads that all work (one of a file whose text says \"read_file failed:\")",
+             "读三个文件，都成功（其中一个文件的内容里有 \"read_file failed:\"）"),
+         [[_read("failed.txt"), _read("a.py"), _read("b.py")]],
+         [["ok", "ok", "ok"]]),
+        (say("bad arguments first: the tool never runs, and that is a failed call too",
+             "第一个调用参数就不对：工具根本没运行，这也算失败的调用"),
+         [[{"name": "read_file", "arguments": {"path": 3}}, _read("a.py")]],
+         [["bad_arguments", "not_run"]]),
+        (say("a tool that does not exist first", "第一个调用的工具根本不存在"),
+         [[_read("a.py", name="read_fiel"), _read("a.py")]],
+         [["unknown_tool", "not_run"]]),
+        (say("a gate refuses the first call (the agent has a gate that keeps secrets)",
+             "关卡拒绝了第一个调用（这个智能体有一个守住机密的关卡）"),
+         [[_read("secret.txt"), _read("a.py")]],
+         [["refused", "not_run"]]),
+        (say("two rounds: a failure in the first must not stop the second",
+             "两轮：第一轮的失败不能让第二轮也停下"),
+         [[_read("missing.py"), _read("a.py")], [_read("a.py"), _read("b.py")]],
+         [["failed", "not_run"], ["ok", "ok"]]),
     ]
 
 
-def _status(result: str, call: dict) -> str:
-    if result == INTERRUPTED:
-        return "interrupted"
-    if result.startswith(f"bad arguments for {call['name']}"):
-        return "bad_arguments"
-    return "failed" if result.startswith(f"{call['name']} failed:") else "ok"
+def _status(result, call: dict, given: str) -> str:
+    if not isinstance(result, str):
+        kind = type(result).__name__
+        raise Hint(f"{given}\n" + say(
+            f"the result of {call['name']} is a {kind}, not text: a result is what the model "
+            "reads, results[call.id] = perform(...)",
+            f"{call['name']} 的结果是 {kind}，不是文本：结果是给模型读的，"
+            "应该写 results[call.id] = perform(...)"))
+    kinds = [(INTERRUPTED, "interrupted"), ("[not run:", "not_run"),
+             (f"bad arguments for {call['name']}", "bad_arguments"),
+             ("unknown tool", "unknown_tool"), (f"{call['name']} refused", "refused"),
+             (f"{call['name']} failed:", "failed")]
+    return next((status for start, status in kinds if result.startswith(start)), "ok")
 
 
-def _play(executor, batches: list[list[dict]], folder: Path) -> tuple[Agent, str]:
+def _play(executor, batches: list[list[dict]], folder: Path) -> tuple[Agent, list[str]]:
     """The batches, each a reply of the scripted model, then a final answer, through a real
-    Agent that runs the calls with `executor`."""
+    Agent that runs the calls with `executor`; and the ids of the calls that started."""
     script = [{"tool_calls": batch} for batch in batches] + ["Done."]
-    agent = Agent(ScriptedLLM(script), [ReadFile(), Glob()], cwd=folder, executor=executor)
-    return agent, agent.chat("Read the files.")
+    agent = Agent(ScriptedLLM(script), [ReadFile(), Glob()], cwd=folder, executor=executor,
+                  gates=[Secrets()])
+    started: list[str] = []
+    agent.subscribe(lambda e: started.append(e.call.id) if isinstance(e, ToolCallStarted) else None)
+    agent.chat("Read the files.")
+    return agent, started
 
 
 @checker("ch01.stop_on_failure")
@@ -324,27 +376,38 @@ def check_stop_on_failure(stop_on_failure) -> None:
             asks = say("an Agent that runs its calls with stop_on_failure; the model asks for",
                        "一个用 stop_on_failure 运行调用的 Agent；模型请求的是")
             rounds = [f"  {say(f'round {n}', f'第 {n} 轮')}: " + ", ".join(
-                f"read_file({json.dumps(c['arguments'], ensure_ascii=False)})" for c in batch)
+                f"{c['name']}({json.dumps(c['arguments'], ensure_ascii=False)})" for c in batch)
                 for n, batch in enumerate(batches, 1)]
             given = f"{asks} ({about}):\n" + "\n".join(rounds)
             try:
-                agent, _ = _play(stop_on_failure, batches, Path(tmp))
+                agent, started = _play(stop_on_failure, batches, Path(tmp))
             except NotImplementedError:
                 raise
-            except Exception as e:
+            except (Exception, KeyboardInterrupt) as e:
                 why = say("an executor stops by returning: the loop answers every call it left "
-                          "out. Raising ends the user's turn instead",
+                          "out. Raising ends the user's turn instead (KeyboardInterrupt as if "
+                          "they had pressed Ctrl+C)",
                           "执行器要停下，直接 return 就好：它没运行的调用由循环来回应。"
-                          "抛出异常会让用户这一轮直接结束")
-                raise Hint(f"{given}\n" + say("the run ended with", "运行以异常结束：")
-                           + f" {type(e).__name__}: {e}" + hint(why)) from None
+                          "抛出异常会让用户这一轮直接结束（KeyboardInterrupt 就像用户按了 Ctrl+C）")
+                ended = say("the run ended with", "运行以异常结束：")
+                raise Hint(f"{given}\n{ended} {type(e).__name__}: {e}" + hint(why)) from None
             check_history(agent.messages)  # the loop keeps it legal whatever the executor did
-            got = [[_status(m["content"], call)
-                    for call, m in zip(batch, _results(agent, n), strict=True)]
-                   for n, batch in enumerate(batches)]
+            answered = [_results(agent, n) for n in range(len(batches))]
+            got = [[_status(m["content"], call, given)
+                    for call, m in zip(batch, answers, strict=True)]
+                   for batch, answers in zip(batches, answered, strict=True)]
             if got != wanted:
                 why = _stop_hint(got, wanted)
                 raise Hint(f"{given}\n{EXPECTED}{wanted}\n{GOT}{got}" + hint(why))
+            ran = [m["tool_call_id"] for answers, statuses in zip(answered, wanted, strict=True)
+                   for m, status in zip(answers, statuses, strict=True) if status != "not_run"]
+            if started != ran:
+                why = say("a call after the failed one must not run at all (it could change a "
+                          "file); only its result is left out. Run each call only once, in order",
+                          "失败之后的调用根本不能运行（它可能会改文件），不只是不写结果。"
+                          "每个调用按顺序只运行一次")
+                raise Hint(f"{given}\n" + say("the calls that ran:", "运行过的调用：")
+                           + f" {started}\n" + say("expected:", "期望：") + f" {ran}" + hint(why))
 
 
 def _results(agent: Agent, n: int) -> list[dict]:
@@ -356,26 +419,27 @@ def _results(agent: Agent, n: int) -> list[dict]:
 
 
 def _stop_hint(got: list[list[str]], wanted: list[list[str]]) -> str:
-    if all(status == "interrupted" for batch in got for status in batch):
-        return say("every call came back interrupted: nothing reached `results`. An executor "
+    if all(status == "not_run" for batch in got for status in batch):
+        return say("no call has a result of its own: nothing reached `results`. An executor "
                    "fills the dict it is given, results[call.id] = ..., as each call finishes; "
                    "what it returns is ignored",
-                   "每个调用都成了 interrupted：`results` 里什么也没有。"
+                   "没有一个调用有自己的结果：`results` 里什么也没有。"
                    "执行器要填它拿到的那个字典，每个调用跑完就写 results[call.id] = ...；"
                    "它的返回值会被忽略")
     pairs = [(g, w) for mine, theirs in zip(got, wanted, strict=True)
              for g, w in zip(mine, theirs, strict=True) if g != w]
     mine, theirs = pairs[0]  # the first call whose status is wrong
-    if mine == "interrupted" and theirs == "ok":
+    if mine in ("not_run", "interrupted") and theirs == "ok":
         return say("a call that worked should not stop the batch, nor should a failure in an "
                    "earlier batch: stop only after a call of this batch that was refused (its "
                    "job.refusal is set) or failed (its result starts with '<tool> failed:')",
                    "成功的调用不该让这批停下，前一批的失败也不该：只在这一批里有调用被拒"
                    "（job.refusal 有值）或失败（结果以 '<tool> failed:' 开头）之后才停")
-    if mine == "interrupted":
+    if mine in ("not_run", "interrupted"):
         return say("run the failed call itself (its result tells the model why), then stop",
                    "失败的那个调用本身要运行（它的结果告诉模型原因），然后再停")
     return say("stop after the first call that was refused or failed: the calls after it are "
-               "left out of `results`, and the loop answers them as interrupted",
+               "left out of `results`, and the loop answers each with \"[not run: the batch "
+               "stopped before this call]\"",
                "第一个被拒或失败的调用之后就停：后面的调用不写进 `results`，"
-               "由循环把它们回应为 interrupted")
+               "由循环回应它们：\"[not run: the batch stopped before this call]\"")
