@@ -284,6 +284,8 @@ def test_a_later_chapters_events_are_notes_in_their_round(tmp_path):
     assert '[worker-1] → glob(pattern="*.py")' in text
     with speaking("zh"):
         assert "历史经过了压缩（summarize）" in recording.text()
+    html = viewer(recording).children[1].value  # the widget draws them through the same table
+    assert "compacted (summarize)" in html and "[worker-1] → glob" in html
 
 
 def test_a_chapter_adds_a_renderer_for_its_own_event_without_editing_the_recording(tmp_path):

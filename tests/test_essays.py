@@ -338,6 +338,7 @@ def prose_of(path: Path) -> str:
         text = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
     else:
         text = path.read_text(encoding="utf-8")
+    text = re.sub(r"\(data:[^)]*\)", " ", text)  # an image's data (a diagram's SVG) is no prose
     return CODE_SPAN.sub(" ", FENCE.sub(" ", text))
 
 

@@ -178,6 +178,22 @@ def test_the_chinese_twin_has_the_same_code_and_outputs_but_for_the_language_cel
 
 
 @pytest.mark.parametrize("path", BOTH, ids=lambda p: p.name)
+def test_each_chapter_draws_its_diagram_in_markdown_as_an_svg_in_its_language(path):
+    # markdown, not a code cell's output: GitHub shows no SVG that a code cell prints
+    import base64
+    import xml.etree.ElementTree as ET
+
+    cells = [c for c in read(path).cells if c.cell_type == "markdown" and "diagram" in tags(c)]
+    assert len(cells) == 1, "a chapter has its diagram"
+    m = re.fullmatch(r"!\[([^\]]+)\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)", cells[0].source)
+    assert m, "one image whose source is the SVG itself: nothing beside the notebook, no network"
+    svg = ET.fromstring(base64.b64decode(m[2]))
+    labels = " ".join(t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text"))
+    assert labels.strip() and bool(CJK.search(labels)) == path.name.endswith(".zh.ipynb")
+    assert bool(CJK.search(m[1])) == path.name.endswith(".zh.ipynb"), "its description, in the same language"
+
+
+@pytest.mark.parametrize("path", BOTH, ids=lambda p: p.name)
 def test_the_course_helpers_are_imported_in_the_language_cell_only(path):
     for cell in read(path).cells:
         if cell.cell_type == "code" and not is_language(cell):

@@ -1,13 +1,12 @@
 """Helpers for the course notebooks: what a chapter calls, in one import.
 
-    from corecoder.course import check, diagram, outline, record, show, step_through, workdir
+    from corecoder.course import check, outline, record, show, step_through, workdir
 
     show(obj)                 the real source of a package object, highlighted
     check(name, answer)       run an exercise's offline checks; prints ✓ or a hint
     record(agent)             record an agent's rounds (a subscriber to its events)
     outline(messages)         a history as one short line per message
     step_through(recording)   a widget to step through the rounds, and the same as text
-    diagram(name)             a chapter's diagram ("loop"), drawn in SVG, with a text twin
     workdir(name)             a fresh scratch folder, notebooks/.work/<name>
 
 The Chinese notebooks import the same helpers from `corecoder.course.zh`, where they speak
@@ -17,10 +16,9 @@ The tools that write the course (student edition, sync, execute) are apart, in
 """
 
 from .checks import check
-from .diagrams import diagram
 from .recording import outline, record
 from .scratch import workdir
 from .source import show
 from .viewer import step_through
 
-__all__ = ["check", "diagram", "outline", "record", "show", "step_through", "workdir"]
+__all__ = ["check", "outline", "record", "show", "step_through", "workdir"]

@@ -1,21 +1,25 @@
-"""A chapter's diagram: `diagram("loop")` draws it, in the notebook's language.
+"""A chapter's diagram, drawn as SVG, in the notebook's language.
 
-A diagram is a few boxes joined by arrows, drawn as SVG: JupyterLab, GitHub and the
-course site show it as it is stored in the notebook, with no script and no network (no
-CDN). Its plain-text form is the same picture as lines of text, for what shows no
-images (a terminal, a check of the stored outputs).
+A diagram is a few boxes joined by arrows. It sits in a markdown cell of the chapter
+(tagged `diagram`, its name in the cell's metadata), as an image whose source is the SVG
+itself (a data URI): JupyterLab, GitHub and the course site all show it, with no script,
+no file beside the notebook and no network (no CDN). GitHub shows no SVG a code cell
+prints, which is why it is markdown. Its text, the same picture in words, is the image's
+description.
 
-Each diagram is written once here, its labels in both languages (`say`). A box is
-(column, row, label); an arrow joins two boxes, with an optional label. Later chapters
-add their own (the gate chain, the tiers, the batch).
+Each diagram is written once here, its labels in both languages (`say`); sync.py writes
+the cell of each language from it, so the two cannot drift. A box is (column, row, label);
+an arrow joins two boxes, with an optional label. Later chapters add their own (the gate
+chain, the tiers, the batch).
 """
 
 from __future__ import annotations
 
+import base64
 import html
 from dataclasses import dataclass, field
 
-from .words import say
+from .words import say, speaking
 
 BOX_WIDTH, BOX_HEIGHT, GAP_X, GAP_Y, MARGIN = 200, 54, 60, 46, 16
 FONT = "font-family: 'Noto Sans', 'Noto Sans CJK SC', 'PingFang SC', 'Microsoft YaHei', sans-serif"
@@ -27,12 +31,6 @@ class Diagram:
     boxes: dict[str, tuple[int, int, str]]  # name -> (column, row, label: lines split by "\n")
     arrows: list[tuple[str, str, str]] = field(default_factory=list)  # (from, to, label)
     text: str = ""  # the same picture, as text
-
-    def _repr_svg_(self) -> str:
-        return svg(self)
-
-    def __repr__(self) -> str:
-        return f"{self.title}\n\n{self.text}"
 
 
 def _centre(box: tuple[int, int, str]) -> tuple[float, float]:
@@ -147,8 +145,13 @@ def _engine() -> Diagram:
 DIAGRAMS = {"loop": _loop, "engine": _engine}
 
 
-def diagram(name: str) -> Diagram:
-    """The chapter's diagram called `name`, in the language of the helper speaking now."""
+def markdown(name: str, lang: str) -> str:
+    """The markdown cell that shows diagram `name` in `lang`: an image whose source is its SVG,
+    described by its text."""
     if name not in DIAGRAMS:
         raise ValueError(f"no diagram {name!r}; there are: {', '.join(DIAGRAMS)}")
-    return DIAGRAMS[name]()
+    with speaking(lang):
+        d = DIAGRAMS[name]()
+    data = base64.b64encode(svg(d).encode("utf-8")).decode("ascii")
+    described = " ".join(f"{d.title}: {d.text}".split()).replace("[", "(").replace("]", ")")
+    return f"![{described}](data:image/svg+xml;base64,{data})"

@@ -244,14 +244,21 @@ def sent_lines(r: Round, tool_count: int, before: Round | None) -> list[str]:
     return [head] + [message_line(i, m) for i, m in enumerate(new, n - len(new) + 1)]
 
 
+def notes(r: Round, renderers: dict[type, Callable] = RENDERERS) -> tuple[list[str], list[str]]:
+    """The lines of a round's notes, each by its event's renderer: those that came before the
+    reply (a compaction, a retry), and those that came while the tools ran (a worker's call)."""
+    lines = [(early, renderers.get(type(event), lambda e: None)(event)) for early, event in r.notes]
+    return ([line for early, line in lines if line and early],
+            [line for early, line in lines if line and not early])
+
+
 def round_text(r: Round, tool_count: int, result_lines: int = 12, before: Round | None = None,
                renderers: dict[type, Callable] = RENDERERS) -> str:
     """One round: what the model was sent, what it replied, what the tools answered."""
     out = [f"── {say(f'round {r.number}', f'第 {r.number} 轮')} " + "─" * 40]
     out += sent_lines(r, tool_count, before)
-    notes = [(early, line) for early, event in r.notes
-             if (line := renderers.get(type(event), lambda e: None)(event))]
-    out += [f"  {line}" for early, line in notes if early]
+    early, late = notes(r, renderers)
+    out += [f"  {line}" for line in early]
     if r.reply is None:
         out.append(say("replied: nothing (the call did not return)",
                        "回复：无（这次调用没有返回）"))
@@ -274,7 +281,7 @@ def round_text(r: Round, tool_count: int, result_lines: int = 12, before: Round 
         head = f"  {MARKS.get(a.status, '✗')} {a.call.id}  "
         out.append(head + _indented(preview(a.result, result_lines, WIDTH),
                                     " " * len(head))[len(head):])
-    out += [f"  {line}" for early, line in notes if not early]
+    out += [f"  {line}" for line in late]
     if r.note:
         out.append(f"[{r.ended}] {r.note}")
     return "\n".join(out)

@@ -13,18 +13,21 @@ from __future__ import annotations
 import html
 import json
 
-from .recording import Recording, Round
+from .recording import RENDERERS, Recording, Round, notes
 from .words import language, say, speaking
 
 
-def round_html(r: Round, tool_count: int) -> str:
-    """One round in full, as HTML for the widget."""
+def round_html(r: Round, tool_count: int, renderers: dict = RENDERERS) -> str:
+    """One round in full, as HTML for the widget; the notes of later chapters' events (a retry,
+    a compaction, a worker's call) where they happened, each drawn by its renderer."""
     n = len(r.sent)
     parts = [f"<h4>{say(f'Round {r.number}', f'第 {r.number} 轮')}</h4>",
              say(f"<b>Sent</b>: the system prompt, {tool_count} tool schemas and {n} "
                  f"message{'' if n == 1 else 's'}",
                  f"<b>发送</b>：系统提示词、{tool_count} 个工具的 JSON Schema 和 {n} 条消息")]
     parts += [_message_html(i, m) for i, m in enumerate(r.sent, 1)]
+    early, late = notes(r, renderers)
+    parts += [f"<p><i>{html.escape(line)}</i></p>" for line in early]
     parts.append(f"<b>{say('Replied', '回复')}</b>")
     nothing = say("nothing (the call did not return)", "无（这次调用没有返回）")
     parts.append(_message_html(None, r.reply) if r.reply else f"<p>{nothing}</p>")
@@ -33,6 +36,7 @@ def round_html(r: Round, tool_count: int) -> str:
     for a in r.in_call_order():
         parts.append(f"<div><code>{html.escape(a.call.id)}</code> ({html.escape(a.status)})"
                      f"<pre style='white-space: pre-wrap'>{html.escape(a.result)}</pre></div>")
+    parts += [f"<p><i>{html.escape(line)}</i></p>" for line in late]
     if r.note:
         parts.append(f"<p>[{html.escape(r.ended)}] {html.escape(r.note)}</p>")
     return "\n".join(parts)
@@ -85,7 +89,7 @@ def viewer(recording: Recording):
 
     def turn(change=None):
         with speaking(spoken):  # a click comes later, from outside the cell that built it
-            page.value = (round_html(rounds[slider.value - 1], count) if rounds
+            page.value = (round_html(rounds[slider.value - 1], count, recording.renderers) if rounds
                           else f"<p>{say('no rounds recorded', '没有记录到任何一轮')}</p>")
 
     back.on_click(lambda _: setattr(slider, "value", max(slider.min, slider.value - 1)))

@@ -1,17 +1,15 @@
 """The course helpers of the Chinese edition: the same helpers, speaking Chinese.
 
-    from corecoder.course.zh import check, diagram, outline, record, show, step_through, workdir
+    from corecoder.course.zh import check, outline, record, show, step_through, workdir
 
 A Chinese chapter imports its helpers from here, in its one cell tagged `language`;
 every other code cell is the English chapter's, character for character. `check`
-gives its verdict and hints in Chinese, `step_through` labels its rounds in Chinese, and
-`diagram` draws the chapter's diagram with Chinese labels. What they show of the engine and
-the model (messages, tool results, code) stays as it is: it is what the model sees.
-(words.py says how.)
+gives its verdict and hints in Chinese, and `step_through` labels its rounds in Chinese.
+What they show of the engine and the model (messages, tool results, code) stays as it is:
+it is what the model sees. (words.py says how.)
 """
 
 from . import check as _check
-from . import diagram as _diagram
 from . import step_through as _step_through
 from .recording import outline, record
 from .scratch import workdir
@@ -20,6 +18,5 @@ from .words import in_language
 
 check = in_language(_check, "zh")
 step_through = in_language(_step_through, "zh")
-diagram = in_language(_diagram, "zh")
 
-__all__ = ["check", "diagram", "outline", "record", "show", "step_through", "workdir"]
+__all__ = ["check", "outline", "record", "show", "step_through", "workdir"]

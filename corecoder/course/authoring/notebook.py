@@ -13,6 +13,7 @@ Chapters live in `notebooks/` as `NN-slug.ipynb` (English) and `NN-slug.zh.ipynb
                 `### BEGIN SOLUTION` and `### END SOLUTION`, then its check
     check       a code cell that calls `check(...)`
     whats-new   tag; a markdown cell generated from the chapter's coverage table
+    diagram     tag; a markdown cell generated from the diagram its metadata names (diagrams.py)
 
 Notebooks are read and written with nbformat, in its own layout, so a file written
 here is byte-identical to the same notebook saved by JupyterLab.
@@ -83,7 +84,7 @@ def in_chinese(source: str) -> str:
 
 
 # the helpers whose words are in the notebook's language
-SPEAKING = ("check", "step_through", "diagram")
+SPEAKING = ("check", "step_through")
 
 
 def speaks(cell) -> bool:

@@ -40,6 +40,7 @@ import re
 import textwrap
 from pathlib import Path
 
+from .. import diagrams
 from ..source import PACKAGE_ROOT
 from . import coverage
 from .essays import ESSAYS, sync_essays
@@ -217,8 +218,8 @@ def sync_twin(english, chinese, name: str) -> tuple[object, list[str]]:
             result.cells.append(translated)
             if translated.source == cell.source and cell.source.strip():
                 notes.append(f"{where} is still in English")
-            elif "whats-new" in tags(cell):
-                pass  # generated in both languages from the coverage table
+            elif {"whats-new", "diagram"} & set(tags(cell)):
+                pass  # generated in both languages, from the coverage table or diagrams.py
             elif "translated_from" not in translated.metadata:
                 notes.append(f"{where}: no record of the English it was translated from")
             elif translated.metadata["translated_from"] != digest(cell.source):
@@ -246,6 +247,18 @@ def sync_whats_new(nb, name: str, table, defs, lang: str) -> list[str]:
     return [f"{name}: the what's-new cell differs from notebooks/coverage/{table.chapter}.py"]
 
 
+def sync_diagrams(nb, name: str, lang: str) -> list[str]:
+    """Draw each diagram cell anew from diagrams.py, in place, in the notebook's language."""
+    changes = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and "diagram" in tags(cell):
+            new = diagrams.markdown(cell.metadata.get("diagram", ""), lang)
+            if cell.source != new:
+                changes.append(f"{name} cell {i}: the diagram differs from diagrams.py")
+                cell.source = new
+    return changes
+
+
 def sync(folder: Path = NOTEBOOKS, check: bool = False, root: Path = PACKAGE_ROOT,
          essays: Path = ESSAYS) -> list[str]:
     """Sync every chapter and essay; write the changes unless `check`. Returns the
@@ -258,6 +271,7 @@ def sync(folder: Path = NOTEBOOKS, check: bool = False, root: Path = PACKAGE_ROO
         before = render(english)
         found += sync_exports(english, english_path.name, root)
         found += sync_exercises(english, english_path.name)
+        found += sync_diagrams(english, english_path.name, "en")
         table = tables.get(english_path.name[:2])
         if table is not None:
             found += sync_whats_new(english, english_path.name, table, defs, "en")
@@ -267,6 +281,7 @@ def sync(folder: Path = NOTEBOOKS, check: bool = False, root: Path = PACKAGE_ROO
             found.append(f"{chinese_path.name}: missing; made from the English notebook")
         if table is not None:  # before the twin is compared with its English
             found += sync_whats_new(chinese, chinese_path.name, table, defs, "zh")
+        found += sync_diagrams(chinese, chinese_path.name, "zh")
         chinese_after, notes = sync_twin(english, chinese, chinese_path.name)
         found += notes
         if check:
