@@ -62,6 +62,9 @@ REPLY_TIMEOUT = 600.0  # seconds for one whole reply, its retries included
 
 
 class LLM:
+    """The real model: any OpenAI-compatible API through the official client, streamed, with
+    the retries and adaptations real providers need. One `chat()`, like the scripted models'."""
+
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  stream: bool = True, keep_reasoning: bool = False, max_attempts: int = 4,
                  idle_timeout: float = IDLE_TIMEOUT, reply_timeout: float = REPLY_TIMEOUT,

@@ -160,7 +160,7 @@ def test_the_text_twin_shows_what_was_sent_asked_and_answered(demo_run):
     text = recording.text()
     assert text.count("── round ") == 6
     assert "sent: the system prompt, 8 tool schemas and 1 message" in text
-    assert "sent: round 5's request, its reply and 1 result: 11 messages" in text
+    assert "sent: the previous request, its reply and 1 result: 11 messages" in text
     assert 'asks for bash(command="python3 test_stats.py")   [call_1_1]' in text
     assert "1 of 3 tests passed" in text and "3 of 3 tests passed" in text
     assert text.rstrip().endswith("(no tool calls: this text is the answer)")
@@ -242,7 +242,7 @@ def test_a_message_a_request_adds_beyond_the_last_reply_and_results_is_listed(tm
     agent.chat("hi")
     agent.chat("bye")
     second = recording.text().split("── round 1 ")[2]
-    assert "sent: round 1's request, its reply and 0 results, and 1 more: 3 messages" in second
+    assert "sent: the previous request, its reply and 0 results, and 1 more: 3 messages" in second
     assert "   [3] user       bye" in second
 
 
@@ -288,6 +288,27 @@ def test_a_later_chapters_events_are_notes_in_their_round(tmp_path):
     assert "compacted (summarize)" in html and "[worker-1] → glob" in html
 
 
+def test_a_real_compaction_is_a_note_before_the_reply_and_the_round_shows_what_was_really_sent(tmp_path):
+    # the summary's own model call reports its usage before Compacted and before the real call
+    from corecoder.context import SUMMARY_PROMPT, Compactor
+    from corecoder.events import Compacted
+    from corecoder.messages import ToolCall, assistant, tool_result, user
+
+    usage = {"prompt_tokens": 10, "completion_tokens": 5}
+    llm = FunctionLLM(lambda messages, tools: {"text": "Goal: fix it." if messages[0]["content"] == SUMMARY_PROMPT
+                                               else "done", "usage": usage})
+    agent = Agent(llm, default_tools(), cwd=tmp_path, context=Compactor(window=6_000, keep_recent=4))
+    agent.messages = [user("fix the bug"), *[m for n in range(10) for m in (
+        assistant("", [ToolCall(f"c{n}", "glob", '{"pattern": "*"}')]), tool_result(f"c{n}", "y" * 1_600))]]
+    recording = record(agent)
+    agent.run()
+    (only,) = recording.rounds
+    assert only.reply["content"] == "done" and only.sent == llm.requests[-1]["messages"][1:]
+    assert [(early, type(event)) for early, event in only.notes] == [(True, Compacted)]
+    text = recording.text()
+    assert text.index("the history was compacted (") < text.index("replied:")
+
+
 def test_a_chapter_adds_a_renderer_for_its_own_event_without_editing_the_recording(tmp_path):
     from dataclasses import dataclass
 
@@ -302,6 +323,17 @@ def test_a_chapter_adds_a_renderer_for_its_own_event_without_editing_the_recordi
     recording(RoundStarted(1))
     recording(Linted("stats.py"))
     assert "  linted stats.py" in recording.text()
+
+
+def test_the_helpers_that_speak_are_the_ones_the_chinese_edition_binds():
+    # sync keeps a speaking cell's Chinese output: the list must be exactly the helpers zh.py rebinds
+    import corecoder.course
+    import corecoder.course.zh
+    from corecoder.course.words import SPEAKING
+
+    rebound = {name for name in corecoder.course.zh.__all__
+               if getattr(corecoder.course.zh, name) is not getattr(corecoder.course, name)}
+    assert rebound == set(SPEAKING)
 
 
 def test_the_twin_and_the_widget_speak_the_notebooks_language(demo_run):
@@ -517,7 +549,6 @@ def test_a_translation_records_its_english_and_sync_says_when_the_english_moved_
 
 def test_an_essay_gets_a_link_to_the_source_under_each_include_kept_up_to_date():
     from corecoder.course.authoring.essays import with_source_links
-    from corecoder.course.authoring.sync import package_definitions
 
     text = "# T\n\n<!-- include: corecoder/messages.py::user -->\n\nProse.\n"
     linked = with_source_links(text, "en", PACKAGE_ROOT)
@@ -527,7 +558,6 @@ def test_an_essay_gets_a_link_to_the_source_under_each_include_kept_up_to_date()
     moved = linked.replace(f"#L{start}-", "#L1-")
     assert with_source_links(moved, "en", PACKAGE_ROOT) == linked
     assert "源码：`corecoder/messages.py`" in with_source_links(text, "zh", PACKAGE_ROOT)
-    assert "user" in package_definitions("corecoder/messages.py")
 
 
 def test_each_section_of_a_chinese_essay_records_its_english_and_a_changed_one_is_reported():

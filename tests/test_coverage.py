@@ -116,10 +116,42 @@ def test_a_class_split_across_cells_has_its_skeleton_and_every_method_exported()
     assert DEFINITIONS["agent.py", "Agent"].lines == 1  # the class line: a docstring is free
 
 
+def test_every_class_split_across_cells_has_a_skeleton_with_a_body():
+    # a class whose methods come apart is exported first as its skeleton: decorators, bases, docstring,
+    # fields; a class of nothing but methods would have an empty one (give it a docstring)
+    from corecoder.course.authoring.sync import skeleton
+
+    for entry in sorted(split_classes(TABLES)):
+        module, name = entry.split("::")
+        source = (ROOT / "corecoder" / module).read_text(encoding="utf-8")
+        node = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == name)
+        shown = skeleton(node, source.splitlines())
+        assert shown is not None, f"{entry}: nothing but methods; give the class a docstring"
+        ast.parse(shown)  # valid Python on its own
+
+
+@pytest.mark.parametrize("chapter", sorted(WRITTEN))
+def test_a_skeleton_in_a_chapter_is_of_a_class_whose_methods_the_tables_export_apart(chapter):
+    # a class written without its methods while its table lists it whole would teach the methods nowhere
+    from corecoder.course.authoring.sync import is_skeleton
+
+    split = split_classes(TABLES)
+    for cell in read(WRITTEN[chapter]).cells:
+        if target := export_source(cell):
+            module = target[0].removeprefix("corecoder/")
+            shipped = {n.name: n for n in ast.parse((ROOT / target[0]).read_text(encoding="utf-8")).body
+                       if isinstance(n, ast.ClassDef)}
+            for node in ast.parse(cell.source).body:
+                if is_skeleton(node) and not is_skeleton(shipped[node.name]):  # the methods are elsewhere
+                    assert f"{module}::{node.name}" in split, node.name
+
+
 def test_a_table_that_cannot_be_read_says_why(tmp_path):
     cases = {"budget = 'lots'\n": "needs `budget", "budget = 10\nimport os\n": "only `name = literal`",
              "budget = 10\nskip = [{'agent.py': 'x'}]\n": "says why", "budget = 10\nextra = {}\n": "unknown keys",
-             "budget = 10\nexport = {'agent.py': ['run']}\n": "the names as one string"}
+             "budget = 10\nexport = {'agent.py': ['run']}\n": "the names as one string",
+             "budget = 10\nexport = []\n": "a dict", "budget = 10\nskip = ['x']\n": "a dict",
+             "budget = True\n": "needs `budget"}
     for n, (text, says) in enumerate(cases.items()):
         path = tmp_path / f"{n:02d}.py"
         path.write_text(text)

@@ -257,8 +257,11 @@ def test_a_chapter_run_from_the_repository_root_prints_the_same(english):
 
 
 def test_sync_check_lists_a_difference_exits_1_and_changes_nothing(tmp_path, capsys):
+    import shutil
+
     for path in BOTH:
         (tmp_path / path.name).write_bytes(path.read_bytes())
+    shutil.copytree(NOTEBOOKS / "coverage", tmp_path / "coverage")  # (and no essays beside the folder)
     loop = tmp_path / "01-loop.ipynb"
     loop.write_text(loop.read_text(encoding="utf-8").replace("self.max_rounds + 1", "self.max_rounds + 2"),
                     encoding="utf-8")

@@ -66,10 +66,11 @@ def _worker(event: WorkerEvent) -> str | None:
 
 # The events that give a round its shape (chapter 1's loop) ...
 SHAPE = (RoundStarted, ReasoningDelta, UsageReported, ToolCallStarted, ToolCallFinished, Finished)
-# ... and a renderer for each other kind: the event's line in its round, or None for an event
-# that adds nothing worth a line (a TextDelta: the text is in the reply).
-RENDERERS: dict[type, Callable[[object], str | None]] = {
-    TextDelta: lambda event: None,
+# ... and a renderer for each other kind: the event's line in its round (or None for an event
+# that adds nothing worth a line); an event whose renderer is None is not kept at all (a
+# TextDelta: the text is in the reply, and a stream sends thousands).
+RENDERERS: dict[type, Callable[[object], str | None] | None] = {
+    TextDelta: None,
     Retrying: _retrying,
     Compacted: _compacted,
     WorkerEvent: _worker,
@@ -123,9 +124,16 @@ class Recording:
 
     def __call__(self, event) -> None:
         if type(event) in self.renderers:  # a note; shown by its renderer
-            if self.rounds:
+            if self.rounds and self.renderers[type(event)] is not None:
                 self.rounds[-1].notes.append((not self._taken, event))
-        elif isinstance(event, RoundStarted):  # the events of SHAPE
+            if isinstance(event, Compacted) and self.rounds:
+                # The history was rewritten before the model call: what the round sent is taken
+                # anew (a summary's own model call reported its usage before this).
+                self.rounds[-1].sent, self.rounds[-1].reply, self._taken = [], None, False
+                self.rounds[-1].notes[-1:] = [(True, event)]
+        elif not isinstance(event, SHAPE):
+            return  # an event this recording has no renderer for: left out
+        elif isinstance(event, RoundStarted):
             self._close()
             self.rounds.append(Round(event.round))
             self._taken = False
@@ -234,10 +242,10 @@ def sent_lines(r: Round, tool_count: int, before: Round | None) -> list[str]:
         if before is not None:
             head += say(" (the history was rewritten)", "（历史经过了改写）")
         return [head] + [message_line(i, m) for i, m in enumerate(r.sent, 1)]
-    k, results = before.number, len(before.answers)
-    head = say(f"sent: round {k}'s request, its reply and {results} result"
+    results = len(before.answers)
+    head = say(f"sent: the previous request, its reply and {results} result"
                f"{'s' if results != 1 else ''}",
-               f"发送：第 {k} 轮的请求，加上它的回复和 {results} 个结果")
+               f"发送：上一次的请求，加上它的回复和 {results} 个结果")
     if new:
         head += say(f", and {len(new)} more", f"，再加 {len(new)} 条")
     head += say(f": {n} messages", f"，共 {n} 条消息")
@@ -247,7 +255,8 @@ def sent_lines(r: Round, tool_count: int, before: Round | None) -> list[str]:
 def notes(r: Round, renderers: dict[type, Callable] = RENDERERS) -> tuple[list[str], list[str]]:
     """The lines of a round's notes, each by its event's renderer: those that came before the
     reply (a compaction, a retry), and those that came while the tools ran (a worker's call)."""
-    lines = [(early, renderers.get(type(event), lambda e: None)(event)) for early, event in r.notes]
+    lines = [(early, (renderers.get(type(event)) or (lambda e: None))(event))
+             for early, event in r.notes]
     return ([line for early, line in lines if line and early],
             [line for early, line in lines if line and not early])
 

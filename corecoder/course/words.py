@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 LANGUAGES = ("en", "zh")
+SPEAKING = ("check", "step_through")  # the helpers with words of their own: zh.py binds these
 _SPOKEN: ContextVar[str] = ContextVar("the course helpers' language", default="en")
 
 

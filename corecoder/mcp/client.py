@@ -74,6 +74,9 @@ def lines(stream, limit: int = MAX_MESSAGE):
 
 
 class MCPClient:
+    """One MCP server, run as a child process and spoken to over stdio: newline-delimited
+    JSON-RPC, requests matched to their answers by id."""
+
     def __init__(self, spec: ServerSpec, root: Path, *, startup_timeout: float = STARTUP_TIMEOUT,
                  call_timeout: float = CALL_TIMEOUT):
         self.spec = spec

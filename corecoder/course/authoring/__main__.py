@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             print(path)
         return 0
 
+    from .coverage import CoverageError
     from .sync import SyncError, record_translations
     from .sync import sync as run_sync
 
@@ -76,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
 
         run_sync(args.folder)  # the export cells first, so the run uses the package's code
         english = args.paths or chapters(args.folder)
+        if any(path.name.endswith(".zh.ipynb") for path in english):
+            print("error: name the English chapters; their Chinese twins run with them",
+                  file=sys.stderr)
+            return 2
         for path in english:
             print(f"running {path.name}")
             execute(path)
@@ -86,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in run_sync(args.folder):
             print(line)
         return 0
-    except SyncError as e:
+    except (SyncError, CoverageError, ValueError, SyntaxError) as e:  # the course as written
         print(f"error: {e}", file=sys.stderr)
         return 2
 

@@ -86,16 +86,20 @@ def read_table(path: Path) -> Table:
             data[node.targets[0].id] = ast.literal_eval(node.value)
     except (SyntaxError, ValueError) as e:
         raise CoverageError(f"{path.name}: {e}") from None
-    if not isinstance(data.get("budget"), int):
+    if not isinstance(data.get("budget"), int) or isinstance(data["budget"], bool):
         raise CoverageError(f"{path.name}: needs `budget = <net lines>`")
     table = Table(path.stem, data["budget"])
     for way in ("export", "show"):
+        if not isinstance(data.get(way, {}), dict):
+            raise CoverageError(f"{path.name}: {way} must be a dict of module to names")
         for module, names in data.get(way, {}).items():
             getattr(table, way).extend((module, n) for n in _names(names, f"{path.name} {way}"))
     for group in data.get("skip", []):
+        if not isinstance(group, dict):
+            raise CoverageError(f"{path.name}: each skip group must be a dict with a why")
         group = dict(group)
         why = group.pop("why", "")
-        if not why.strip():
+        if not isinstance(why, str) or not why.strip():
             raise CoverageError(f"{path.name}: each skip group says why it is not taught")
         for module, names in group.items():
             table.skip += [(module, n, why) for n in _names(names, f"{path.name} skip")]

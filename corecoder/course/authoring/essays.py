@@ -56,7 +56,9 @@ def span(root: Path, path: str, name: str | None) -> tuple[int, int]:
         return 1, len(text.splitlines())
     scope, node = ast.parse(text).body, None
     for part in name.split("."):
-        node = next(n for n in scope if getattr(n, "name", None) == part)
+        node = next((n for n in scope if getattr(n, "name", None) == part), None)
+        if node is None:
+            raise ValueError(f"an include names {path}::{name}, which has no {part}")
         scope = getattr(node, "body", [])
     start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
     return start, node.end_lineno

@@ -2,13 +2,13 @@
 
     python -m corecoder.course execute [NOTEBOOK ...]
 
-Each English chapter runs top to bottom in a fresh kernel of this Python, from
-`notebooks/` (where JupyterLab and nbval start their kernels). Then what would
-change on every run, or mean nothing on a page, is left out of the stored file:
-widget views (a kernel that has gone leaves only "model not found" behind; the
-plain-text stand-in stays), saved widget state, timings and the Python version;
+Each chapter runs top to bottom in a fresh kernel of this Python, from `notebooks/`
+(where JupyterLab and nbval start their kernels): the English one, then, once sync has
+given it the new code, its Chinese twin, whose helpers print their own words. Then what
+would change on every run, or mean nothing on a page, is left out of the stored file:
+widget views (a kernel that has gone leaves only "model not found" behind; the widget's
+text twin, its text/plain, stays), saved widget state, timings and the Python version;
 and a stream printed in many pieces is stored as one, as JupyterLab shows it.
-The Chinese twins then get the new outputs (sync.py).
 """
 
 from __future__ import annotations

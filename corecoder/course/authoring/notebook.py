@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 
 from ..source import PACKAGE_ROOT
+from ..words import SPEAKING
 
 NOTEBOOKS = PACKAGE_ROOT / "notebooks"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -83,8 +84,6 @@ def in_chinese(source: str) -> str:
     return source.replace("from corecoder.course import", "from corecoder.course.zh import")
 
 
-# the helpers whose words are in the notebook's language
-SPEAKING = ("check", "step_through")
 
 
 def speaks(cell) -> bool:

@@ -63,9 +63,12 @@ def stub(solution: str) -> str:
             and getattr(body[-1].value.func, "id", None) == "check":
         solution = "\n".join(solution.splitlines()[:body[-1].lineno - 1])
     lines = solution.splitlines()
-    while lines and (lines[0].startswith("#") or not lines[0].strip()):
+    while lines and (lines[0].startswith("#") and BEGIN not in lines[0] or not lines[0].strip()):
         lines.pop(0)
-    return strip_solutions("\n".join(lines).rstrip() + "\n").rstrip("\n")
+    while lines and (lines[-1].lstrip().startswith("#") and END not in lines[-1]
+                     or not lines[-1].strip()):
+        lines.pop()  # a comment left before the check went with it
+    return strip_solutions("\n".join(lines) + "\n").rstrip("\n")
 
 
 def student_notebook(nb):

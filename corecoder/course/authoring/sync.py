@@ -43,7 +43,7 @@ from pathlib import Path
 from .. import diagrams
 from ..source import PACKAGE_ROOT
 from . import coverage
-from .essays import ESSAYS, sync_essays
+from .essays import sync_essays
 from .notebook import (
     NOTEBOOKS,
     chapters,
@@ -107,14 +107,17 @@ def is_skeleton(node) -> bool:
     return isinstance(node, ast.ClassDef) and not any(isinstance(n, METHODS) for n in node.body)
 
 
-def skeleton(node: ast.ClassDef, lines: list[str]) -> str:
-    """The class as its skeleton: its header and every statement of its body but the methods."""
+def skeleton(node: ast.ClassDef, lines: list[str]) -> str | None:
+    """The class as its skeleton: its header and every statement of its body but the methods
+    (None for a class that has nothing but methods: its skeleton would have no body)."""
     start, _ = _span(node)
-    kept = lines[start - 1:node.body[0].lineno - 1]
-    for statement in node.body:
-        if not isinstance(statement, METHODS):
-            first, last = _span(statement)
-            kept += lines[first - 1:last]
+    kept = lines[start - 1:_span(node.body[0])[0] - 1]  # the header, up to the first member
+    body = [statement for statement in node.body if not isinstance(statement, METHODS)]
+    if not body:
+        return None
+    for statement in body:
+        first, last = _span(statement)
+        kept += lines[first - 1:last]
     return textwrap.dedent("\n".join(kept))
 
 
@@ -135,7 +138,7 @@ def package_definitions(path: str, cls: str | None = None, root: Path = PACKAGE_
         if name := definition_name(node):
             start, end = _span(node)
             out[name] = textwrap.dedent("\n".join(lines[start - 1:end]))
-            if skeletons and isinstance(node, ast.ClassDef):
+            if skeletons and isinstance(node, ast.ClassDef) and skeleton(node, lines):
                 out[name] = skeleton(node, lines)
     return out
 
@@ -155,6 +158,9 @@ def regenerate(code: str, definitions: dict[str, str], where: str,
             raise SyncError(f"{where}: defines {name}, which the package does not have there")
         start, end = _span(node)
         shipped = (skeletons or {}).get(name) if is_skeleton(node) else None
+        if is_skeleton(node) and shipped is None:
+            raise SyncError(f"{where}: class {name} has nothing but methods, so it has no "
+                            "skeleton to export: give it a docstring")
         lines[start - 1:end] = (shipped or definitions[name]).split("\n")
     return "\n".join(lines)
 
@@ -185,6 +191,9 @@ def sync_exercises(nb, name: str) -> list[str]:
     changes, learner = [], None
     for i, cell in enumerate(nb.cells):
         if is_exercise(cell):
+            if learner is not None:
+                raise SyncError(f"{name} cell {learner[0]}: an exercise cell with no solution "
+                                "cell after its check")
             learner = (i, cell)
         elif is_solution(cell):
             if learner is None:
@@ -194,6 +203,9 @@ def sync_exercises(nb, name: str) -> list[str]:
                 changes.append(f"{name} cell {at}: the exercise differs from its solution's stub")
                 exercise.source = made
             learner = None
+    if learner is not None:
+        raise SyncError(f"{name} cell {learner[0]}: an exercise cell with no solution cell after "
+                        "its check")
     return changes
 
 
@@ -209,6 +221,9 @@ def sync_twin(english, chinese, name: str) -> tuple[object, list[str]]:
             twin_cell = copy.deepcopy(cell)
             if is_language(cell):
                 twin_cell.source = in_chinese(cell.source)
+                if twin_cell.source == cell.source:
+                    raise SyncError(f"{name}: the language cell must import the helpers with "
+                                    "`from corecoder.course import ...`")
             ours = spoken.get(cell.get("id"))
             if speaks(cell) and ours is not None and ours.source == twin_cell.source:
                 twin_cell.outputs = copy.deepcopy(ours.outputs)  # what the Chinese run printed
@@ -219,7 +234,11 @@ def sync_twin(english, chinese, name: str) -> tuple[object, list[str]]:
             if translated.source == cell.source and cell.source.strip():
                 notes.append(f"{where} is still in English")
             elif {"whats-new", "diagram"} & set(tags(cell)):
-                pass  # generated in both languages, from the coverage table or diagrams.py
+                # generated in both languages (the coverage table, diagrams.py): what to generate
+                # is the English cell's to say
+                for key in ("tags", "diagram"):
+                    if key in cell.metadata:
+                        translated.metadata[key] = copy.deepcopy(cell.metadata[key])
             elif "translated_from" not in translated.metadata:
                 notes.append(f"{where}: no record of the English it was translated from")
             elif translated.metadata["translated_from"] != digest(cell.source):
@@ -260,9 +279,10 @@ def sync_diagrams(nb, name: str, lang: str) -> list[str]:
 
 
 def sync(folder: Path = NOTEBOOKS, check: bool = False, root: Path = PACKAGE_ROOT,
-         essays: Path = ESSAYS) -> list[str]:
-    """Sync every chapter and essay; write the changes unless `check`. Returns the
-    differences found."""
+         essays: Path | None = None) -> list[str]:
+    """Sync every chapter and the essays beside their folder (`essays/`); write the changes
+    unless `check`. Returns the differences found."""
+    essays = Path(folder).resolve().parent / "essays" if essays is None else essays
     found = []
     tables = coverage.tables(Path(folder) / "coverage")
     defs = coverage.definitions(coverage.split_classes(tables), root / "corecoder")
@@ -273,7 +293,10 @@ def sync(folder: Path = NOTEBOOKS, check: bool = False, root: Path = PACKAGE_ROO
         found += sync_exercises(english, english_path.name)
         found += sync_diagrams(english, english_path.name, "en")
         table = tables.get(english_path.name[:2])
-        if table is not None:
+        if table is None:
+            found.append(f"{english_path.name}: no coverage table "
+                         f"(coverage/{english_path.name[:2]}.py)")
+        else:
             found += sync_whats_new(english, english_path.name, table, defs, "en")
         chinese_path = twin(english_path)
         chinese = read(chinese_path) if chinese_path.exists() else copy.deepcopy(english)

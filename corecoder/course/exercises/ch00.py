@@ -142,7 +142,7 @@ def check_script(make_script) -> None:
     last = agent.messages[-1]
     if last["role"] != "assistant" or last.get("tool_calls"):
         no_answer = say("the run did not end with an answer:", "运行没有以回答结束：")
-        raise Hint(f"{given}{say(':', '：')}\n{no_answer} {answer!r:.200}" + hint(say(
+        raise Hint(f"{given}\n{no_answer} {answer!r:.200}" + hint(say(
             "end the script with a string, the final answer",
             "脚本要以一个字符串（最终回答）结尾")))
     summary = SUMMARY.findall(runs[-1][1])[-1]
@@ -170,7 +170,7 @@ def check_script(make_script) -> None:
         check_history(agent.messages)
     except IllegalHistory as e:  # cannot happen with the real loop; kept as the point of the tour
         illegal = say("the history is not legal:", "历史不合法：")
-        raise Hint(f"{given}{say(':', '：')}\n{illegal} {e}") from None
+        raise Hint(f"{given}\n{illegal} {e}") from None
 
 
 def _command(call: dict) -> str:

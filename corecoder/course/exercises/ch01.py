@@ -8,9 +8,9 @@
 
 The first three feed small, hand-made cases to the learner's function and stop at the
 first one it gets wrong, saying what went in, what was expected and what came back.
-The last runs the learner's executor inside a real `Agent` on a scripted model: the
-oracle is the engine's own, the scripted model's API check on every request and
-`check_history` on the history the run leaves.
+The last runs the learner's executor inside a real `Agent` on a scripted model, with a
+gate: the scripted model checks every request as the API would, and the verdict reads
+the history the run leaves (each call's result) and which calls started.
 """
 
 from __future__ import annotations
