@@ -124,13 +124,12 @@ class Recording:
 
     def __call__(self, event) -> None:
         if type(event) in self.renderers:  # a note; shown by its renderer
-            if self.rounds and self.renderers[type(event)] is not None:
-                self.rounds[-1].notes.append((not self._taken, event))
             if isinstance(event, Compacted) and self.rounds:
                 # The history was rewritten before the model call: what the round sent is taken
                 # anew (a summary's own model call reported its usage before this).
                 self.rounds[-1].sent, self.rounds[-1].reply, self._taken = [], None, False
-                self.rounds[-1].notes[-1:] = [(True, event)]
+            if self.rounds and self.renderers[type(event)] is not None:
+                self.rounds[-1].notes.append((not self._taken, event))
         elif not isinstance(event, SHAPE):
             return  # an event this recording has no renderer for: left out
         elif isinstance(event, RoundStarted):
