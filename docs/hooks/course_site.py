@@ -37,6 +37,8 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
+from corecoder.course.authoring.essays import find_definition
+
 log = logging.getLogger("mkdocs.hooks.course_site")  # under "mkdocs", so --strict counts its warnings
 
 DEFAULT = "en"  # built at the site root; every other language under /<lang>/
@@ -74,19 +76,6 @@ class IncludeError(ValueError):
     """An include line that names no file or no definition: the build must stop, not show stale code."""
 
 
-def find_definition(tree: ast.Module, dotted: str) -> ast.AST:
-    """The def/class named `Name` at module level, or `Class.method` inside a class (by AST, not by regex)."""
-    scope, node = tree.body, None
-    for part in dotted.split("."):
-        found = [n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                 and n.name == part]
-        if len(found) != 1:
-            raise IncludeError(f"{dotted}: {'no' if not found else 'more than one'} definition named {part!r}")
-        node = found[0]
-        scope = node.body
-    return node
-
-
 def include_source(root: str | os.PathLike, path: str, name: str | None = None) -> tuple[str, int]:
     """The source text an include names, and the line number it starts at in its file."""
     root = Path(root).resolve()
@@ -96,7 +85,10 @@ def include_source(root: str | os.PathLike, path: str, name: str | None = None) 
     text = file.read_text(encoding="utf-8")
     if name is None:
         return text.rstrip("\n"), 1
-    node = find_definition(ast.parse(text, filename=path), name)
+    try:
+        node = find_definition(ast.parse(text, filename=path), name)  # the essays' links use it too
+    except ValueError as e:
+        raise IncludeError(str(e)) from None
     # Decorators belong to the definition; the node's own lineno is the `def` line.
     start = min([node.lineno] + [d.lineno for d in node.decorator_list])
     lines = text.splitlines()[start - 1:node.end_lineno]

@@ -48,19 +48,30 @@ def chinese(path: Path) -> Path:
     return path.with_name(path.name.removesuffix(".md") + ".zh.md")
 
 
+def find_definition(tree: ast.Module, dotted: str) -> ast.AST:
+    """The def or class `Name` at module level, or `Class.method` inside a class: exactly one,
+    by AST, not by regex. The site's include step (docs/hooks/course_site.py) finds the code it
+    shows with this same function, so the code and the link under it are of one definition."""
+    scope, node = tree.body, None
+    for part in dotted.split("."):
+        found = [n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                    ast.ClassDef)) and n.name == part]
+        if len(found) != 1:
+            raise ValueError(f"{dotted}: {'no' if not found else 'more than one'} definition "
+                             f"named {part!r}")
+        node = found[0]
+        scope = node.body
+    return node
+
+
 def span(root: Path, path: str, name: str | None) -> tuple[int, int]:
     """First and last line of what an include names: a definition (decorators included), or
     the whole file."""
     text = (root / path).read_text(encoding="utf-8")
     if not name:
         return 1, len(text.splitlines())
-    scope, node = ast.parse(text).body, None
-    for part in name.split("."):
-        node = next((n for n in scope if getattr(n, "name", None) == part), None)
-        if node is None:
-            raise ValueError(f"an include names {path}::{name}, which has no {part}")
-        scope = getattr(node, "body", [])
-    start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    node = find_definition(ast.parse(text), name)
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     return start, node.end_lineno
 
 
