@@ -22,7 +22,8 @@ from corecoder.course.authoring.coverage import (
     tables,
 )
 from corecoder.course.authoring.notebook import chapters, read
-from corecoder.course.authoring.sync import definition_name, export_source
+from corecoder.course.authoring.ruler import definition_name
+from corecoder.course.authoring.sync import export_source
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = tables(ROOT / "notebooks" / "coverage")

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..source import PACKAGE_ROOT
-from .ruler import net_lines
+from .ruler import definition_name, net_lines, span
 
 COVERAGE = PACKAGE_ROOT / "notebooks" / "coverage"
 ENGINE = PACKAGE_ROOT / "corecoder"
@@ -116,25 +116,14 @@ def tables(folder: Path = COVERAGE) -> dict[str, Table]:
 
 # --- the engine's definitions -------------------------------------------------------------
 
-def _defined(node) -> str | None:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return node.name
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-            and isinstance(node.targets[0], ast.Name):
-        return node.targets[0].id
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return node.target.id
-    return None
-
-
-def _span(node) -> range:
-    start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-    return range(start, node.end_lineno + 1)
+def _lines(node) -> set[int]:
+    start, end = span(node)
+    return set(range(start, end + 1))
 
 
 def _tool_name(node: ast.ClassDef) -> str:
     for statement in node.body:
-        if _defined(statement) == "name" and isinstance(statement, ast.Assign) \
+        if definition_name(statement) == "name" and isinstance(statement, ast.Assign) \
                 and isinstance(statement.value, ast.Constant):
             return str(statement.value.value)
     return ""
@@ -152,15 +141,15 @@ def definitions(split: set[str] = frozenset(),
         source = path.read_text(encoding="utf-8")
         counted = net_lines(source)
         for node in ast.parse(source).body:
-            name = _defined(node)
+            name = definition_name(node)
             if name is None:
                 continue
-            lines = set(_span(node)) & counted
+            lines = _lines(node) & counted
             tool = _tool_name(node) if isinstance(node, ast.ClassDef) else ""
             if isinstance(node, ast.ClassDef) and f"{module}::{name}" in split:
                 for method in node.body:
                     if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        own = set(_span(method)) & counted
+                        own = _lines(method) & counted
                         found[module, f"{name}.{method.name}"] = Definition(
                             module, f"{name}.{method.name}", len(own))
                         lines -= own

@@ -30,6 +30,7 @@ import re
 from pathlib import Path
 
 from ..source import PACKAGE_ROOT
+from . import ruler
 from .notebook import digest
 
 ESSAYS = PACKAGE_ROOT / "essays"
@@ -70,9 +71,7 @@ def span(root: Path, path: str, name: str | None) -> tuple[int, int]:
     text = (root / path).read_text(encoding="utf-8")
     if not name:
         return 1, len(text.splitlines())
-    node = find_definition(ast.parse(text), name)
-    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    return start, node.end_lineno
+    return ruler.span(find_definition(ast.parse(text), name))
 
 
 def source_link(m: re.Match, lang: str, root: Path) -> str:

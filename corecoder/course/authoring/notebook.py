@@ -31,6 +31,7 @@ from ..words import SPEAKING
 
 NOTEBOOKS = PACKAGE_ROOT / "notebooks"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+GENERATED = ("whats-new", "diagram")  # markdown cells sync writes, in each language
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
@@ -82,8 +83,6 @@ def is_language(cell) -> bool:
 def in_chinese(source: str) -> str:
     """The language cell of the Chinese notebook, made from the English one."""
     return source.replace("from corecoder.course import", "from corecoder.course.zh import")
-
-
 
 
 def speaks(cell) -> bool:

@@ -1,11 +1,12 @@
-"""The ruler for net lines: which lines of a module carry code.
+"""The ruler for net lines: which lines of a module carry code, and which a definition spans.
 
 A line counts if it carries a token other than a comment, a newline or indentation;
 lines of module, class and function docstrings do not count. Explanation is free: a
 budget measured this way never rewards deleting a comment or a docstring to make room.
 
 The engine's budgets (benchmarks/lines.py) and each chapter's export budget
-(coverage.py) are measured with it.
+(coverage.py) are measured with it; sync.py and essays.py cut definitions out of the package
+by the same spans.
 """
 
 from __future__ import annotations
@@ -16,6 +17,28 @@ import tokenize
 
 SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
         tokenize.ENCODING, tokenize.ENDMARKER}
+
+
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def definition_name(node) -> str | None:
+    """The name a statement defines, if it is a def, a class or a plain `NAME = value`."""
+    if isinstance(node, DEFINITIONS):
+        return node.name
+    if (isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)):
+        return node.targets[0].id
+    if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+            and node.value is not None):
+        return node.target.id
+    return None
+
+
+def span(node) -> tuple[int, int]:
+    """First and last line of a definition, decorators included (1-based)."""
+    start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    return start, node.end_lineno
 
 
 def docstring_lines(tree: ast.AST) -> set[int]:

@@ -43,8 +43,9 @@ from pathlib import Path
 from .. import diagrams
 from ..source import PACKAGE_ROOT
 from . import coverage
-from .essays import sync_essays
+from .essays import record_translation, sections, sync_essays
 from .notebook import (
+    GENERATED,
     NOTEBOOKS,
     chapters,
     digest,
@@ -58,23 +59,10 @@ from .notebook import (
     tags,
     twin,
 )
+from .ruler import definition_name, span
 from .student import stub
 
 HEADER = re.compile(r"^#\s*(corecoder/[\w/]+\.py)(?::\s*class\s+(\w+))?\s*$")
-DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def definition_name(node) -> str | None:
-    """The name a statement defines, if it is a def, a class or a plain `NAME = value`."""
-    if isinstance(node, DEFINITIONS):
-        return node.name
-    if (isinstance(node, ast.Assign) and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)):
-        return node.targets[0].id
-    if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-            and node.value is not None):
-        return node.target.id
-    return None
 
 
 class SyncError(Exception):
@@ -93,12 +81,6 @@ def export_source(cell) -> tuple[str, str | None] | None:
     return m.group(1), m.group(2)
 
 
-def _span(node) -> tuple[int, int]:
-    """First and last line of a definition, decorators included (1-based)."""
-    start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-    return start, node.end_lineno
-
-
 METHODS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -110,13 +92,13 @@ def is_skeleton(node) -> bool:
 def skeleton(node: ast.ClassDef, lines: list[str]) -> str | None:
     """The class as its skeleton: its header and every statement of its body but the methods
     (None for a class that has nothing but methods: its skeleton would have no body)."""
-    start, _ = _span(node)
-    kept = lines[start - 1:_span(node.body[0])[0] - 1]  # the header, up to the first member
+    start, _ = span(node)
+    kept = lines[start - 1:span(node.body[0])[0] - 1]  # the header, up to the first member
     body = [statement for statement in node.body if not isinstance(statement, METHODS)]
     if not body:
         return None
     for statement in body:
-        first, last = _span(statement)
+        first, last = span(statement)
         kept += lines[first - 1:last]
     return textwrap.dedent("\n".join(kept))
 
@@ -136,10 +118,10 @@ def package_definitions(path: str, cls: str | None = None, root: Path = PACKAGE_
     out = {}
     for node in body:
         if name := definition_name(node):
-            start, end = _span(node)
+            start, end = span(node)
             out[name] = textwrap.dedent("\n".join(lines[start - 1:end]))
-            if skeletons and isinstance(node, ast.ClassDef) and skeleton(node, lines):
-                out[name] = skeleton(node, lines)
+            if skeletons and isinstance(node, ast.ClassDef) and (bare := skeleton(node, lines)):
+                out[name] = bare
     return out
 
 
@@ -156,7 +138,7 @@ def regenerate(code: str, definitions: dict[str, str], where: str,
         name = definition_name(node)
         if name not in definitions:
             raise SyncError(f"{where}: defines {name}, which the package does not have there")
-        start, end = _span(node)
+        start, end = span(node)
         shipped = (skeletons or {}).get(name) if is_skeleton(node) else None
         if is_skeleton(node) and shipped is None:
             raise SyncError(f"{where}: class {name} has nothing but methods, so it has no "
@@ -233,7 +215,7 @@ def sync_twin(english, chinese, name: str) -> tuple[object, list[str]]:
             result.cells.append(translated)
             if translated.source == cell.source and cell.source.strip():
                 notes.append(f"{where} is still in English")
-            elif {"whats-new", "diagram"} & set(tags(cell)):
+            elif set(GENERATED) & set(tags(cell)):
                 # generated in both languages (the coverage table, diagrams.py): what to generate
                 # is the English cell's to say
                 for key in ("tags", "diagram"):
@@ -319,8 +301,6 @@ def sync(folder: Path = NOTEBOOKS, check: bool = False, root: Path = PACKAGE_ROO
 def record_translations(path: Path) -> int:
     """Record, in a Chinese notebook or essay, the English each part was translated from, as
     the English is now: once the translation has caught up. Returns how many parts."""
-    from .essays import record_translation, sections
-
     path = Path(path)
     if path.suffix == ".md":
         english = path.with_name(path.name.removesuffix(".zh.md") + ".md")
