@@ -95,6 +95,13 @@ def builtin_tools() -> int:
     return len(default_tools())
 
 
+def constant(module: str, name: str):
+    """A value of the engine, as it runs: `constant("calls", "OUTPUT_LIMIT")`."""
+    import importlib
+
+    return getattr(importlib.import_module(f"corecoder.{module}"), name)
+
+
 def file_lines(relpath: str) -> int:
     return len((ROOT / relpath).read_text(encoding="utf-8").splitlines())
 
@@ -131,6 +138,26 @@ FIGURES = [
     Figure("01-the-loop.md", "lines of messages.py", r"`messages.py`, is (\d+) lines", r"`messages.py` 全文共 (\d+) 行",
            lambda: file_lines("corecoder/messages.py")),
     Figure("01-the-loop.md", "built-in tools", r"the (\d+) built-in tools", r"(\d+) 个内置工具", builtin_tools),
+    Figure("02-tools.md", "the characters of a result the model is sent", r"cut to ([\d,]+) characters",
+           r"截到 ([\d,]+) 个字符", lambda: constant("calls", "OUTPUT_LIMIT")),
+    Figure("02-tools.md", "kept outputs", r"only the newest (\d+)", r"只保留最新的 (\d+) 个",
+           lambda: constant("calls", "KEEP_OUTPUTS")),
+    Figure("02-tools.md", "read_file's default window", r"It shows ([\d,]+) lines at a time",
+           r"默认一次显示 ([\d,]+) 行", lambda: constant("tools.read", "DEFAULT_LIMIT")),
+    Figure("02-tools.md", "tolerant steps of the edit cascade", r"Its (\d+) tolerant steps",
+           r"(\d+) 个宽容步骤", lambda: len(constant("tools.edit", "TOLERANT"))),
+    Figure("02-tools.md", "glob's cap", r"at most (\d+) files for glob", r"glob 最多 (\d+) 个文件",
+           lambda: constant("tools.search", "MAX_GLOB_RESULTS")),
+    Figure("02-tools.md", "grep's cap", r"at most (\d+) matches for grep", r"grep 最多 (\d+) 处匹配",
+           lambda: constant("tools.search", "MAX_GREP_MATCHES")),
+    Figure("02-tools.md", "grep's time on one line", r"a limit of (\d+) second", r"每行 (\d+) 秒",
+           lambda: constant("tools.search", "MAX_MATCH_SECONDS")),
+    Figure("02-tools.md", "bash's default timeout", r"(\d+) seconds by default", r"默认 (\d+) 秒",
+           lambda: constant("tools.bash", "DEFAULT_TIMEOUT")),
+    Figure("02-tools.md", "bash's longest timeout", r"at most (\d+) seconds", r"最长 (\d+) 秒",
+           lambda: constant("tools.bash", "MAX_TIMEOUT")),
+    Figure("02-tools.md", "the blocklist's patterns", r"Its (\d+) patterns", r"(\d+) 条模式",
+           lambda: len(constant("tools.bash", "BLOCKED_COMMANDS"))),
 ]
 
 # Numbers that are not figures about the code, each with its reason.

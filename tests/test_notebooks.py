@@ -295,14 +295,20 @@ EXERCISES = list(exercises())
 
 
 def answer(source: str, name: str):
-    """The function an exercise cell defines (a solution's closing check left out). The cell may use what the
-    chapter defined before it: the message constructors (export cells, identical to corecoder.messages),
-    INTERRUPTED, and the call path (admit, perform: chapter 1 imports them before its last exercise)."""
+    """The function (or class) an exercise cell defines (a solution's closing check left out). The cell may use
+    what the chapter defined before it: the message constructors (export cells, identical to corecoder.messages),
+    INTERRUPTED, and the call path (admit, perform: chapter 1 imports them before its last exercise); in chapter
+    2, the tools' pieces (Tool, ToolError, split_lines, whole_line_breaks, lines_of), Workspace and Path."""
     from corecoder.calls import admit, perform
-    from corecoder.tools.base import problems
+    from corecoder.tools.base import Tool, ToolError, problems
+    from corecoder.tools.edit import lines_of, whole_line_breaks
+    from corecoder.tools.read import split_lines
+    from corecoder.workspace import Workspace
 
     namespace = {**vars(corecoder.messages), "INTERRUPTED": INTERRUPTED, "admit": admit, "perform": perform,
-                 "json": json, "problems": problems, "check": lambda *args: None}
+                 "json": json, "problems": problems, "check": lambda *args: None,
+                 "Tool": Tool, "ToolError": ToolError, "split_lines": split_lines,
+                 "whole_line_breaks": whole_line_breaks, "lines_of": lines_of, "Workspace": Workspace, "Path": Path}
     exec(textwrap.dedent(source), namespace)  # our own notebook's cell
     return namespace[name]
 
@@ -647,7 +653,397 @@ def stop_on_failure(calls, agent, results):  # remembers a failure across batche
         results[call.id] = perform(agent, job, agent.workspace)
         if job.refusal or results[call.id].startswith(f"{call.name} failed:"):
             stopped.append(call.id)
-"""]
+"""],
+    "ch02.tool": ["""
+class CountLines(Tool):  # a schema without "type" or "required": {} reaches run, fails with a TypeError
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"properties": {"path": {"type": "string"}}}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # counts newlines: misses a last line that has none
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        n = target.read_text(encoding="utf-8").count("\\n")
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # opens the path relative to the process's folder, not the agent's workspace
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        if Path(path).is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not Path(path).is_file():
+            raise ToolError(f"no such file: {path}")
+        with open(path, encoding="utf-8") as f:
+            n = len(split_lines(f.read()))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # caches each path's count in self: another workspace gets the first one's answer
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def __init__(self):
+        self.counts = {}
+
+    def run(self, ws, path):
+        if path not in self.counts:
+            target = ws.resolve(path)
+            if target.is_dir():
+                raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+            if not target.is_file():
+                raise ToolError(f"no such file: {path}")
+            self.counts[path] = len(split_lines(target.read_text(encoding="utf-8")))
+        n = self.counts[path]
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # keeps the first workspace it is given: a second agent's calls read the first's folder
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+    ws = None
+
+    def run(self, ws, path):
+        self.ws = self.ws or ws
+        target = self.ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # lets IsADirectoryError escape: the model is told of a bug, not of a directory
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if not target.exists():
+            raise ToolError(f"no such file: {path}")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # lets FileNotFoundError escape for a missing file
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # a missing file is "0 lines": the model never learns it is not there
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            return "0 lines"
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # returns an int: the engine makes it the text "3", which says nothing of lines
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        return len(split_lines(target.read_text(encoding="utf-8")))
+""", """
+class CountLines(Tool):  # says "1 lines" for one line
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        return f"{len(split_lines(target.read_text(encoding='utf-8')))} lines"
+""", """
+class CountLines(Tool):  # no "additionalProperties": false: an extra argument reaches run, a TypeError
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # no "additionalProperties": false, and run takes **options: an extra argument is ignored
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+
+    def run(self, ws, path, **options):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # no name: it keeps the base class's "", and the model's calls find no tool
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # a misspelled name: the model calls count_lines, which is not there
+    name = "count_line"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+"""],
+    "ch02.unique_place": ["""
+import re
+
+def find_place(text, old):  # str.count skips overlaps: it says "aa" occurs once in "aaa"
+    n = text.count(old)
+    if n == 0:
+        raise ToolError("old_string was not found")
+    if n > 1:
+        lines = ", ".join(str(text.count("\\n", 0, m.start()) + 1) for m in re.finditer(re.escape(old), text))
+        raise ToolError(f"old_string occurs {n} times (lines {lines})")
+    start = text.find(old)
+    return start, start + len(old)
+""", """
+def find_place(text, old):  # takes the first match: never notices a second one
+    start = text.find(old)
+    if start == -1:
+        raise ToolError("old_string was not found")
+    return start, start + len(old)
+""", """
+def find_place(text, old):  # searches on from the end of each match: misses overlapping ones
+    places, start = [], text.find(old)
+    while start != -1:
+        places.append((start, start + len(old), ""))
+        start = text.find(old, start + len(old))
+    places = whole_line_breaks(text, places)
+    if not places:
+        raise ToolError("old_string was not found")
+    if len(places) > 1:
+        raise ToolError(f"old_string occurs {len(places)} times (lines {lines_of(text, places)})")
+    return places[0][0], places[0][1]
+""", """
+def find_place(text, old):  # 0-based line numbers: the model looks for the place one line too high
+    places, start = [], text.find(old)
+    while start != -1:
+        places.append((start, start + len(old), ""))
+        start = text.find(old, start + 1)
+    places = whole_line_breaks(text, places)
+    if not places:
+        raise ToolError("old_string was not found")
+    if len(places) > 1:
+        lines = ", ".join(str(text.count("\\n", 0, s)) for s, _, _ in places)
+        raise ToolError(f"old_string occurs {len(places)} times (lines {lines})")
+    return places[0][0], places[0][1]
+""", """
+def find_place(text, old):  # returns None instead of refusing: the caller takes it for a place
+    places, start = [], text.find(old)
+    while start != -1:
+        places.append((start, start + len(old), ""))
+        start = text.find(old, start + 1)
+    places = whole_line_breaks(text, places)
+    if len(places) != 1:
+        return None
+    return places[0][0], places[0][1]
+""", """
+def find_place(text, old):  # raises ValueError: the engine tells the model its tool has a bug
+    places, start = [], text.find(old)
+    while start != -1:
+        places.append((start, start + len(old), ""))
+        start = text.find(old, start + 1)
+    places = whole_line_breaks(text, places)
+    if not places:
+        raise ValueError("old_string was not found")
+    if len(places) > 1:
+        raise ValueError(f"old_string occurs {len(places)} times (lines {lines_of(text, places)})")
+    return places[0][0], places[0][1]
+""", """
+def find_place(text, old):  # ignores CRLF halves: a place that would leave a stray CR or LF counts
+    places, start = [], text.find(old)
+    while start != -1:
+        places.append((start, start + len(old), ""))
+        start = text.find(old, start + 1)
+    if not places:
+        raise ToolError("old_string was not found")
+    if len(places) > 1:
+        raise ToolError(f"old_string occurs {len(places)} times (lines {lines_of(text, places)})")
+    return places[0][0], places[0][1]
+""", """
+def find_place(text, old):  # says "more than once" without how many times
+    places, start = [], text.find(old)
+    while start != -1:
+        places.append((start, start + len(old), ""))
+        start = text.find(old, start + 1)
+    places = whole_line_breaks(text, places)
+    if not places:
+        raise ToolError("old_string was not found")
+    if len(places) > 1:
+        raise ToolError(f"old_string occurs more than once (lines {lines_of(text, places)})")
+    return places[0][0], places[0][1]
+"""],
+    "ch02.window": ["""
+def window(lines, offset, limit):  # a 0-based offset: lines[offset] is the line after the one asked for
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
+    shown = [f"{offset + i:>6}\\t{line}" for i, line in enumerate(lines[offset:offset + limit])]
+    last = min(offset + limit - 1, len(lines))
+    if last == len(lines):
+        return "\\n".join([*shown, f"(end of file, {len(lines)} lines)"])
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
+""", """
+def window(lines, offset, limit):  # "end of file" whenever the window shows anything
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
+    last = min(offset + limit - 1, len(lines))
+    shown = [f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
+    if shown:
+        size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        return "\\n".join([*shown, f"(end of file, {size})"])
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
+""", """
+def window(lines, offset, limit):  # off by one: "end of file" for a window that stops a line before the end
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
+    last = min(offset + limit - 1, len(lines))
+    shown = [f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
+    if offset + limit >= len(lines):
+        size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        return "\\n".join([*shown, f"(end of file, {size})"])
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
+""", """
+def window(lines, offset, limit):  # "use offset={last}": the model reads the last line shown again
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
+    last = min(offset + limit - 1, len(lines))
+    shown = [f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
+    if last == len(lines):
+        size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        return "\\n".join([*shown, f"(end of file, {size})"])
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last} to read on)"])
+""", """
+def window(lines, offset, limit):  # numbers every window from 1, whatever its offset
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
+    last = min(offset + limit - 1, len(lines))
+    shown = [f"{i:>6}\\t{line}" for i, line in enumerate(lines[offset - 1:last], 1)]
+    if last == len(lines):
+        size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        return "\\n".join([*shown, f"(end of file, {size})"])
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
+""", """
+def window(lines, offset, limit):  # no last line: the model cannot tell whether it has seen the whole file
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
+    last = min(offset + limit - 1, len(lines))
+    return "\\n".join(f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1))
+""", """
+def window(lines, offset, limit):  # returns the list of lines, not one text
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
+    last = min(offset + limit - 1, len(lines))
+    shown = [f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
+    if last == len(lines):
+        size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        return [*shown, f"(end of file, {size})"]
+    return [*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"]
+""", """
+def window(lines, offset, limit):  # says "1 lines" for a file of one line
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
+    last = min(offset + limit - 1, len(lines))
+    shown = [f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
+    if last == len(lines):
+        return "\\n".join([*shown, f"(end of file, {len(lines)} lines)"])
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
+""", """
+def window(lines, offset, limit):  # no check for an offset past the end: an empty window "at the end of file"
+    last = min(offset + limit - 1, len(lines))
+    shown = [f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
+    if last == len(lines):
+        size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        return "\\n".join([*shown, f"(end of file, {size})"])
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
+""", """
+def window(lines, offset, limit):  # an offset past the end raises IndexError, not ToolError
+    last = min(offset + limit - 1, len(lines))
+    if offset > len(lines):
+        raise IndexError(f"offset {offset} is past the end")
+    shown = [f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
+    if last == len(lines):
+        size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        return "\\n".join([*shown, f"(end of file, {size})"])
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
+"""],
 }
 
 
@@ -669,7 +1065,9 @@ def test_the_solution_passes_and_the_learners_cell_fails_until_it_is_written(not
                                                                           learner):
     passed, out = run_check(name, answer(source, function))
     assert passed and out == f"✓ {name} passed\n"
-    assert learner == stub(source) and "raise NotImplementedError" in learner
+    # unsolved: `raise NotImplementedError`, or `...` for a class's whole body (a tool to write)
+    assert learner == stub(source)
+    assert "raise NotImplementedError" in learner or re.search(r"^\s+\.\.\.$", learner, re.M)
     passed, out = run_check(name, answer(learner, function))
     assert not passed and "not implemented yet" in out
 
@@ -708,7 +1106,7 @@ def test_a_set_ordered_answer_fails_whatever_the_hash_seed():
 @pytest.mark.parametrize("name, wrong", [(n, w) for n, ws in WRONG.items() for w in ws],
                          ids=[f"{n}-{i}" for n, ws in WRONG.items() for i in range(len(ws))])
 def test_a_plausible_wrong_answer_fails_with_a_hint(name, wrong):
-    function = re.search(r"^def (\w+)", wrong, re.M).group(1)
+    function = re.search(r"^(?:def|class) (\w+)", wrong, re.M).group(1)  # the first at column 0
     passed, out = run_check(name, answer(wrong, function))
     assert not passed
     assert out.startswith(f"✗ {name}: not yet.\n") and "Traceback" not in out
@@ -733,7 +1131,7 @@ def test_the_student_edition_has_no_solutions_and_no_stored_verdicts(student):
         assert "### BEGIN SOLUTION" not in text and "✓ ch" not in text
         nb = read(path)
         for cell in nb.cells:
-            if cell.cell_type == "code" and (is_check(cell) or "raise NotImplementedError" in cell.source):
+            if cell.cell_type == "code" and (is_check(cell) or is_exercise(cell)):
                 assert cell.outputs == [] and cell.execution_count is None
 
 

@@ -1,12 +1,13 @@
 """Helpers for the course notebooks: what a chapter calls, in one import.
 
-    from corecoder.course import check, outline, record, show, step_through, workdir
+    from corecoder.course import check, explore_edits, outline, record, show, step_through, workdir
 
     show(obj)                 the real source of a package object, highlighted
     check(name, answer)       run an exercise's offline checks; prints ✓ or a hint
     record(agent)             record an agent's rounds (a subscriber to its events)
     outline(messages)         a history as one short line per message
     step_through(recording)   a widget to step through the rounds, and the same as text
+    explore_edits(text, tries) edit_file tried on a sample: a widget, and a table as text
     workdir(name)             a fresh scratch folder, notebooks/.work/<name>
 
 The Chinese notebooks import the same helpers from `corecoder.course.zh`, where they speak
@@ -16,9 +17,10 @@ The tools that write the course (student edition, sync, execute) are apart, in
 """
 
 from .checks import check
+from .explorer import explore_edits
 from .recording import outline, record
 from .scratch import workdir
 from .source import show
 from .viewer import step_through
 
-__all__ = ["check", "outline", "record", "show", "step_through", "workdir"]
+__all__ = ["check", "explore_edits", "outline", "record", "show", "step_through", "workdir"]

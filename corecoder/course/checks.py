@@ -21,9 +21,10 @@ CHECKERS: dict[str, Callable] = {}
 
 
 def not_implemented() -> str:
-    return say("not implemented yet: replace `raise NotImplementedError` with your code, "
-               "then run both cells again",
-               "还没有实现：把 `raise NotImplementedError` 换成你的代码，再运行这两个单元格")
+    return say("not implemented yet: replace `raise NotImplementedError` (or the `...` of a class) "
+               "with your code, then run both cells again",
+               "还没有实现：把 `raise NotImplementedError`（类里则是 `...`）换成你的代码，"
+               "再运行这两个单元格")
 
 
 class Hint(Exception):

@@ -142,7 +142,39 @@ def _engine() -> Diagram:
                    boxes, arrows, text)
 
 
-DIAGRAMS = {"loop": _loop, "engine": _engine}
+def _call() -> Diagram:
+    boxes = {
+        "call": (0, 0, say("the model's call:\na tool's name, JSON",
+                           "模型的调用：\n工具名和 JSON 参数")),
+        "admit": (1, 0, say("admit: the tool, the JSON,\nthe schema, each gate",
+                            "admit：工具、JSON、\nJSON Schema、每个关卡")),
+        "perform": (2, 0, say("perform: run the tool\n(a ToolError: failed)",
+                              "perform：运行工具\n（ToolError 即失败）")),
+        "bound": (2, 1, say("bound: head and tail;\nthe whole kept in a file",
+                            "bound：保留首尾，\n全文存进文件")),
+        "after": (1, 1, say("each gate's after:\na note on the result",
+                            "每个关卡的 after：\n给结果加注")),
+        "result": (0, 1, say("one result, the text\nthe model reads",
+                             "一个结果，\n即模型读到的文字")),
+    }
+    arrows = [("call", "admit", ""), ("admit", "perform", say("admitted", "放行")),
+              ("perform", "bound", ""), ("bound", "after", ""), ("after", "result", ""),
+              ("admit", "result", say("refused", "拒绝"))]
+    text = say("the model's call → admit: find the tool, parse the JSON, check it against the "
+               "schema, ask each gate\n"
+               "  refused (unknown tool, bad arguments, a gate's no): the reason is the result\n"
+               "  admitted → perform runs the tool (a ToolError or any exception: failed) → bound "
+               "keeps the head and tail and the whole in a file → each gate's after may add a "
+               "note → one result",
+               "模型的调用 → admit：找到工具、解析 JSON、对照 JSON Schema 检查、询问每个关卡\n"
+               "  被拒绝（未知工具、参数错误、关卡说不）：拒绝的理由就是结果\n"
+               "  放行 → perform 运行工具（ToolError 或任何异常：失败）→ bound 保留首尾、"
+               "全文存进文件 → 每个关卡的 after 可以加一条注 → 一个结果")
+    return Diagram(say("One call, one path (chapter 2)", "一个调用，一条路径（第 2 章）"),
+                   boxes, arrows, text)
+
+
+DIAGRAMS = {"loop": _loop, "engine": _engine, "call": _call}
 
 
 def markdown(name: str, lang: str) -> str:

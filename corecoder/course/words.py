@@ -23,7 +23,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 LANGUAGES = ("en", "zh")
-SPEAKING = ("check", "step_through")  # the helpers with words of their own: zh.py binds these
+# the helpers with words of their own: zh.py binds these
+SPEAKING = ("check", "step_through", "explore_edits")
 _SPOKEN: ContextVar[str] = ContextVar("the course helpers' language", default="en")
 
 

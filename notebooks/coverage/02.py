@@ -1,41 +1,60 @@
-"""Chapter 02 · Tools: what it teaches of the engine (a plan: the chapter is not
-written yet). corecoder/course/authoring/coverage.py says how a table is read."""
+"""Chapter 02 · Tools: what it teaches of the engine. What a tool is and the schema check that
+guards it, the one path every call takes (admit, perform, bound), and the built-in tools that
+read, write, edit, search and run. corecoder/course/authoring/coverage.py says how a table is
+read."""
 
-budget = 400  # net lines its export cells may hold (the plan exports 378)
+budget = 400  # net lines its export cells may hold
 
 export = {
     "tools/base.py": "ToolError Tool _TYPES _is problems _object_problems",
     "calls.py": (
         "OUTPUT_LIMIT OUTPUTS KEEP_OUTPUTS Gate Job admit perform stopped run_in_order "
-        "parse_arguments signature _error"),
-    "workspace.py": "Workspace Workspace.__post_init__ Workspace.resolve Workspace.show",
+        "parse_arguments signature bound _error"),
     "text.py": "marker shorten",
     "files.py": "atomic_write looks_binary",
-    "tools/read.py": "ReadFile ReadFile.run split_lines",
+    "tools/read.py": "DEFAULT_LIMIT MAX_LINE_CHARS MAX_OUTPUT_CHARS ReadFile ReadFile.run split_lines",
     "tools/edit.py": "EditFile EditFile.run exact tolerant TOLERANT ignoring_line_endings",
     "tools/bash.py": "blocked_reason",
     "tools/__init__.py": "default_tools",
 }
 show = {
-    "calls.py": "bound",
-    "files.py": (
-        "_umask UMASK refuse_to_replace STALE_AFTER remove_stale MAX_READ_BYTES "
-        "NotARegularFile FileTooLarge read_regular kind"),
-    "text.py": "valid_text _escaped",
-    "tools/bash.py": (
-        "DEFAULT_TIMEOUT MAX_TIMEOUT SCRATCH KEEP_BYTES AFTER_EXIT_SECONDS Bash "
-        "startup_script HeadAndTail _COMMAND_START _ROOT_OR_HOME _HERE _RM _DISK "
-        "_GIT_PUSH _FORCE _RM_ROOT _FORCE_MAIN BLOCKED_COMMANDS GUARD_SECONDS"),
-    "tools/edit.py": (
-        "BOM MORE_CONTEXT Place apply lines_of read_text whole_line_breaks "
-        "ignoring_trailing_whitespace shifted_indentation line_spans line_texts "
-        "split_lines line_matches common_indent dedent reindent LINE_NUMBER "
-        "without_line_numbers HINT_LINES no_match likeness"),
-    "tools/read.py": "DEFAULT_LIMIT MAX_LINE_CHARS MAX_OUTPUT_CHARS count read_bytes",
-    "tools/search.py": (
-        "SKIP_DIRS MAX_GLOB_RESULTS MAX_GREP_FILES MAX_GREP_MATCHES MAX_GREP_SECONDS "
-        "MAX_GREP_LINE_CHARS MAX_MATCH_SECONDS walk_files path_matches _past_stars "
-        "expand_braces Glob Grep included around compile_pattern _is_dir search_root "
-        "modified"),
-    "tools/write.py": "WriteFile count_lines",
+    "workspace.py": "Workspace",
+    "tools/read.py": "read_bytes",
+    "tools/write.py": "WriteFile",
+    "tools/edit.py": "whole_line_breaks line_matches without_line_numbers",
+    "tools/search.py": "walk_files",
+    "tools/bash.py": "startup_script",
 }
+skip = [
+    {"why": ("what keeps a write safe beyond the temp file and the rename (modes, owners, a FIFO "
+             "or a read-only file refused, leftovers of a killed write): atomic_write's docstring "
+             "says it, and the module's page shows it"),
+     "files.py": "_umask UMASK refuse_to_replace STALE_AFTER remove_stale"},
+    {"why": ("reading without hanging on a FIFO or flooding on a huge file: a defence the "
+             "experiments of section 6 run through read_bytes, not an idea of its own"),
+     "files.py": "MAX_READ_BYTES NotARegularFile FileTooLarge read_regular kind"},
+    {"why": ("text no request can carry (a file name that is not UTF-8): perform calls it, and its "
+             "docstring is the whole idea"),
+     "text.py": "valid_text _escaped"},
+    {"why": "counting in words (`1 line`, `3 lines`): nothing to teach",
+     "tools/read.py": "count", "tools/write.py": "count_lines"},
+    {"why": ("the rest of the edit cascade: each step is run by the experiments and the edit "
+             "explorer of section 8, and named in its verdict; the module's page shows them"),
+     "tools/edit.py": (
+         "BOM MORE_CONTEXT Place apply lines_of read_text ignoring_trailing_whitespace "
+         "shifted_indentation line_spans line_texts split_lines common_indent dedent reindent "
+         "LINE_NUMBER HINT_LINES no_match likeness")},
+    {"why": ("glob's and grep's caps, sorting and pattern handling: section 9 runs each cap and "
+             "the backtracking timeout and prints what they say; the module's page shows the code"),
+     "tools/search.py": (
+         "SKIP_DIRS MAX_GLOB_RESULTS MAX_GREP_FILES MAX_GREP_MATCHES MAX_GREP_SECONDS "
+         "MAX_GREP_LINE_CHARS MAX_MATCH_SECONDS path_matches _past_stars expand_braces Glob Grep "
+         "included around compile_pattern _is_dir search_root modified")},
+    {"why": ("bash's own plumbing (the tool, its limits, the blocklist's patterns): section 10 "
+             "runs the cd tracking, the timeout, the bound and the blocklist; chapter 5 builds the "
+             "process handling (execute, pump, kill_group)"),
+     "tools/bash.py": (
+         "DEFAULT_TIMEOUT MAX_TIMEOUT SCRATCH KEEP_BYTES AFTER_EXIT_SECONDS Bash HeadAndTail "
+         "_COMMAND_START _ROOT_OR_HOME _HERE _RM _DISK _GIT_PUSH _FORCE _RM_ROOT _FORCE_MAIN "
+         "BLOCKED_COMMANDS GUARD_SECONDS")},
+]

@@ -17,7 +17,10 @@ checks it, between `### BEGIN SOLUTION` and `### END SOLUTION`:
 
 The learner's cell is made from it (`stub`): the same code, its comments at the top and its
 closing check left out, the solution replaced by `raise NotImplementedError` at the same
-indentation. sync.py writes it, so the two cannot drift.
+indentation. A solution that is a class's whole body (a tool to write: its name, schema and
+`run`) becomes `...`, since a class body that raises could not even be defined; the class's
+docstring says what to write, and the base class's methods raise NotImplementedError.
+sync.py writes it, so the two cannot drift.
 
 The student edition (`python -m corecoder.course student OUT_DIR`) is every chapter
 without its solution cells, and without stored verdicts: for a teacher who hands out
@@ -48,8 +51,18 @@ SOLUTION = re.compile(rf"^([ \t]*){re.escape(BEGIN)}.*?{re.escape(END)}[^\n]*$",
 
 
 def strip_solutions(code: str) -> str:
-    """`code` with each solution region replaced by `raise NotImplementedError`."""
-    stripped = SOLUTION.sub(lambda m: f"{m.group(1)}raise NotImplementedError", code)
+    """`code` with each solution region replaced by `raise NotImplementedError` (by `...` in a
+    class's body)."""
+
+    def replace(m: re.Match) -> str:
+        indent = m.group(1)
+        above = [line for line in code[:m.start()].splitlines() if line.strip()]
+        opener = next((line for line in reversed(above)
+                       if len(line) - len(line.lstrip()) < len(indent)), "")
+        in_class = opener.lstrip().startswith("class ")
+        return f"{indent}{'...' if in_class else 'raise NotImplementedError'}"
+
+    stripped = SOLUTION.sub(replace, code)
     if BEGIN in stripped or END in stripped:
         raise ValueError(f"unmatched {BEGIN!r} / {END!r} markers in:\n{code}")
     return stripped
