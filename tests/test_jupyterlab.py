@@ -76,10 +76,9 @@ def test_the_file_browser_reaches_the_chapters_and_the_essays(lab):
     assert {"notebooks", "essays"} <= listing(url, token)
 
 
-@pytest.mark.parametrize("name", list(WORDS))
-def test_a_learner_runs_the_tour_and_steps_through_its_rounds(browser, lab, name):
-    url, token, root = lab
-    words = WORDS[name]
+def run_all(browser, url: str, token: str, name: str) -> None:
+    """Open a chapter as the README's command does, clear its stored outputs, run every cell, and see
+    that none failed."""
     browser.open(f"{url}/lab/tree/notebooks/{name}?reset&token={token}",
                  f"!!(document.querySelector('{PANEL} .jp-Notebook') && window.jupyterapp)", 90)
     browser.click(f"document.querySelector('{PANEL} .jp-Cell')")  # the notebook is the current one
@@ -93,6 +92,30 @@ def test_a_learner_runs_the_tour_and_steps_through_its_rounds(browser, lab, name
     errors = browser.evaluate(f"[...document.querySelectorAll('{PANEL} "
                               "[data-mime-type=\"application/vnd.jupyter.error\"]')].map(e => e.innerText)")
     assert errors == []
+
+
+def save(browser) -> None:
+    """Save the notebook (in the copy), so that leaving the page asks nothing."""
+    browser.evaluate("window.jupyterapp.commands.execute('docmanager:save') && 1")
+    browser.wait("window.jupyterapp.shell.currentWidget.context.model.dirty === false", 20)
+
+
+def exercises_unsolved_and_folded(browser, unsolved: str, count: int) -> None:
+    """Each exercise's check says it is not implemented yet, and each solution is folded away. Read from the
+    notebook's cells, not the page: JupyterLab draws only the cells near the screen of a long notebook."""
+    cells = "window.jupyterapp.shell.currentWidget.content.widgets"
+    told = browser.evaluate(f"{cells}.map(c => c.model.outputs ? JSON.stringify(c.model.outputs.toJSON()) : '')"
+                            ".join('\\n')")
+    assert told.count(unsolved) == count
+    folded = browser.evaluate(f"{cells}.filter(c => c.inputHidden).length")
+    assert folded == count, "each solution is folded away (one click shows it)"
+
+
+@pytest.mark.parametrize("name", list(WORDS))
+def test_a_learner_runs_the_tour_and_steps_through_its_rounds(browser, lab, name):
+    url, token, root = lab
+    words = WORDS[name]
+    run_all(browser, url, token, name)
 
     # the step-through viewer: a widget, and under it no second copy of its text twin
     viewer = f"document.querySelector('{PANEL} .jupyter-widgets.widget-vbox')"
@@ -117,12 +140,55 @@ def test_a_learner_runs_the_tour_and_steps_through_its_rounds(browser, lab, name
     assert browser.evaluate(f"{slider}.innerText.trim()") == "3"
 
     # the exercises: unsolved, each check saying so, each solution folded away
-    told = browser.evaluate(f"[...document.querySelectorAll('{PANEL} .jp-OutputArea-output')]"
-                            ".map(e => e.textContent).join('\\n')")
-    assert told.count(words["unsolved"]) == 2
-    folded = browser.evaluate(f"document.querySelectorAll('{PANEL} .jp-Cell .jp-InputPlaceholder').length")
-    assert folded == 2, "each solution is folded away (one click shows it)"
+    exercises_unsolved_and_folded(browser, words["unsolved"], 2)
     assert (root / "notebooks" / ".work" / "00-tour").is_dir()  # the run worked in the copy
-    # saved (in the copy), so that leaving the page asks nothing
-    browser.evaluate("window.jupyterapp.commands.execute('docmanager:save') && 1")
-    browser.wait("window.jupyterapp.shell.currentWidget.context.model.dirty === false", 20)
+    save(browser)
+
+
+EXPLORER = {  # what the edit explorer says, in each language
+    "02-tools.ipynb": {"edit": "edit", "refused": "refused", "matched": "matched by", "exact": "the exact text",
+                       "twin": "a fresh copy for each attempt", "unsolved": "not implemented yet"},
+    "02-tools.zh.ipynb": {"edit": "编辑", "refused": "拒绝", "matched": "匹配方式", "exact": "原文精确匹配",
+                          "twin": "每次尝试都用一份新副本", "unsolved": "还没有实现"},
+}
+
+
+@pytest.mark.parametrize("name", list(EXPLORER))
+def test_a_learner_tries_edits_in_the_explorer_of_chapter_two(browser, lab, name):
+    url, token, root = lab
+    words = EXPLORER[name]
+    run_all(browser, url, token, name)
+    explorer = (f"[...document.querySelectorAll('{PANEL} .jupyter-widgets.widget-vbox')]"
+                ".find(w => w.querySelector('select') && w.querySelector('textarea'))")
+    browser.wait(f"!!{explorer}", 30)
+    browser.evaluate(f"{explorer}.scrollIntoView({{block: 'start'}}) || 1")
+    verdict = f"[...{explorer}.querySelectorAll('.widget-html-content')].at(-1).innerText"
+    assert words["exact"] in browser.wait(verdict), "the first attempt is shown, matched exactly"
+    output_text = browser.evaluate(f"{explorer}.closest('.jp-OutputArea').innerText")
+    assert words["twin"] not in output_text, "the text twin is printed again under the widget"
+
+    # pick the ambiguous attempt: its old_string is loaded, and the edit is refused with its lines
+    select = f"{explorer}.querySelector('select')"
+    browser.evaluate(f"(() => {{ const s = {select}; s.selectedIndex = s.options.length - 1; "
+                     "s.dispatchEvent(new Event('change', {bubbles: true})); return 1; })()")
+    refused = f"{verdict}.includes({json.dumps(words['refused'])}) && {verdict}.includes('lines 2, 4, 5')"
+    browser.wait(refused, 10)
+    old = f"{explorer}.querySelectorAll('textarea')[0]"
+    assert browser.evaluate(f"{old}.value") == "result"
+
+    # type edits of one's own (two lines, the trailing spaces of the first left out) and press edit
+    for i, text in enumerate(["    result = 0\\n    for item in items:", "    total = 0\\n    for item in items:"]):
+        browser.evaluate(f"(() => {{ const t = {explorer}.querySelectorAll('textarea')[{i}]; t.value = '{text}'; "
+                         "t.dispatchEvent(new Event('input', {bubbles: true})); return 1; })()")
+    button = (f"[...{explorer}.querySelectorAll('button')].find(b => b.innerText.trim() === "
+              f"{json.dumps(words['edit'])})")
+    edited = (f"{verdict}.includes({json.dumps(words['matched'])}) && {verdict}.includes('+    total = 0') "
+              "&& /trailing whitespace/.test(" + verdict + ")")
+    browser.click(button)
+    try:
+        browser.wait(edited, 8)
+    except AssertionError:  # a click that came before the widget's view was listening: once more
+        browser.click(button)
+        browser.wait(edited, 10)
+    exercises_unsolved_and_folded(browser, words["unsolved"], 3)
+    save(browser)

@@ -218,7 +218,7 @@ def search(site: Path, lang: str, query: str) -> set[str]:
             if query.lower() in separator.split(text_of(doc["title"] + " " + doc["text"]).lower())}
 
 
-@pytest.mark.parametrize("query", ["智能体", "工具调用"])
+@pytest.mark.parametrize("query", ["智能体", "工具调用", "原子写入", "工作区"])
 def test_a_chinese_query_finds_the_chinese_chapter(site, query):
     using = {f"{name}/" for name in CHAPTERS if query in markdown_of(notebook(name, "zh"))}
     assert using, f"no Chinese chapter uses {query}"
@@ -229,7 +229,7 @@ def test_a_chinese_query_finds_the_chinese_chapter(site, query):
 def test_the_user_dictionary_keeps_terms_whole(site):
     docs = json.loads((site / "zh" / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
     text = " ".join(doc["title"] + " " + doc["text"] for doc in docs)
-    for term in ("智能体", "子智能体", "工具调用", "上下文压缩"):
+    for term in ("智能体", "子智能体", "工具调用", "上下文压缩", "原子写入", "拦截名单", "工作区"):
         assert term in text, f"{term} is not in the Chinese index"
         cuts = [f"{term[:i]}\u200b{term[i:]}" for i in range(1, len(term))]  # jieba marks its cuts with U+200B
         assert not [cut for cut in cuts if cut in text], f"jieba cut {term}"
@@ -314,9 +314,9 @@ def served(site):
     server.shutdown()
 
 
+@pytest.mark.parametrize("name", CHAPTERS)
 @pytest.mark.parametrize("lang", LANGS)
-def test_a_real_browser_renders_a_chapter(browser, served, lang):
-    name = CHAPTERS[-1]
+def test_a_real_browser_renders_a_chapter(browser, served, lang, name):
     nb = notebook(name, lang)
     title = re.search(r"^# +(.+)$", markdown_of(nb), re.M)[1].strip()
     outputs = [line for cell in nb["cells"] if cell["cell_type"] == "code" for out in cell.get("outputs", [])
@@ -335,6 +335,33 @@ def test_a_real_browser_renders_a_chapter(browser, served, lang):
     twin = urljoin(served, f"{'zh/' if other == 'zh' else ''}{name}/")
     browser.wait(f"location.href === {json.dumps(twin)} && document.readyState === 'complete'")
     assert browser.evaluate("document.documentElement.lang") == other
+
+
+ESSAY_PAGES = sorted(p.name.removesuffix(".md") for p in (ROOT / "essays").glob("[0-9][0-9]-*.md")
+                     if not p.name.endswith(".zh.md"))
+
+
+@pytest.mark.parametrize("name", ESSAY_PAGES)
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_real_browser_renders_an_essay_with_its_code_and_a_source_page_it_links(browser, served, lang, name):
+    essay = ROOT / "essays" / (f"{name}.md" if lang == "en" else f"{name}.zh.md")
+    source = essay.read_text(encoding="utf-8")
+    title = re.search(r"^# +(.+)$", source, re.M)[1].strip()
+    prefix = "" if lang == "en" else f"{lang}/"
+    text = browser.open(urljoin(served, f"{prefix}essays/{name}/"),
+                        "document.readyState === 'complete' && document.querySelector('article').innerText")
+    assert title in text and browser.evaluate("document.documentElement.lang") == lang
+    included = [(m["path"], m["name"]) for m in hook.INCLUDE.finditer(source)]
+    for path, definition in included[:3]:  # the real code is on the page, highlighted
+        code, _ = hook.include_source(ROOT, path, definition)
+        first = next(line.strip() for line in code.splitlines() if line.strip())
+        assert first in text, f"{name}: {path}::{definition} is not on the page"
+    assert browser.evaluate("document.querySelectorAll('article .highlight code').length") >= min(len(included), 1)
+    modules = sorted({path for path, _ in included if path.endswith(".py")})
+    if modules:  # and the source page of the first module it includes renders too
+        url = urljoin(served, f"{prefix}{modules[0].removesuffix('.py')}/")
+        shown = browser.open(url, "document.readyState === 'complete' && document.querySelector('article').innerText")
+        assert (ROOT / modules[0]).read_text(encoding="utf-8").splitlines()[0].strip() in shown
 
 
 def test_a_real_browser_searches_in_chinese(browser, served):

@@ -12,7 +12,8 @@ export = {
         "parse_arguments signature bound _error"),
     "text.py": "marker shorten",
     "files.py": "atomic_write looks_binary",
-    "tools/read.py": "DEFAULT_LIMIT MAX_LINE_CHARS MAX_OUTPUT_CHARS ReadFile ReadFile.run split_lines",
+    "tools/read.py": (
+        "DEFAULT_LIMIT MAX_LINE_CHARS MAX_OUTPUT_CHARS ReadFile ReadFile.run split_lines"),
     "tools/edit.py": "EditFile EditFile.run exact tolerant TOLERANT ignoring_line_endings",
     "tools/bash.py": "blocked_reason",
     "tools/__init__.py": "default_tools",
