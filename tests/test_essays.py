@@ -144,6 +144,8 @@ FIGURES = [
            lambda: constant("calls", "KEEP_OUTPUTS")),
     Figure("02-tools.md", "read_file's default window", r"It shows ([\d,]+) lines at a time",
            r"默认一次显示 ([\d,]+) 行", lambda: constant("tools.read", "DEFAULT_LIMIT")),
+    Figure("02-tools.md", "where read_file's window stops early", r"would pass ([\d,]+) characters",
+           r"超过 ([\d,]+) 个字符时", lambda: constant("tools.read", "MAX_OUTPUT_CHARS")),
     Figure("02-tools.md", "tolerant steps of the edit cascade", r"Its (\d+) tolerant steps",
            r"(\d+) 个宽容步骤", lambda: len(constant("tools.edit", "TOLERANT"))),
     Figure("02-tools.md", "glob's cap", r"at most (\d+) files for glob", r"glob 最多 (\d+) 个文件",

@@ -147,7 +147,7 @@ def test_a_learner_runs_the_tour_and_steps_through_its_rounds(browser, lab, name
 
 EXPLORER = {  # what the edit explorer says, in each language
     "02-tools.ipynb": {"edit": "edit", "refused": "refused", "matched": "matched by", "exact": "the exact text",
-                       "twin": "a fresh copy for each attempt", "unsolved": "not implemented yet"},
+                       "twin": "each attempt on a fresh copy", "unsolved": "not implemented yet"},
     "02-tools.zh.ipynb": {"edit": "编辑", "refused": "拒绝", "matched": "匹配方式", "exact": "原文精确匹配",
                           "twin": "每次尝试都用一份新副本", "unsolved": "还没有实现"},
 }

@@ -861,6 +861,135 @@ class CountLines(Tool):  # a misspelled name: the model calls count_lines, which
             raise ToolError(f"no such file: {path}")
         n = len(split_lines(target.read_text(encoding="utf-8")))
         return "1 line" if n == 1 else f"{n} lines"
+""", """
+import os
+
+class CountLines(Tool):  # os.chdir(ws.cwd) to open relative paths: moves the whole process, a notebook's kernel too
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        os.chdir(ws.cwd)
+        if os.path.isdir(path):
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not os.path.isfile(path):
+            raise ToolError(f"no such file: {path}")
+        with open(path, encoding="utf-8") as f:
+            n = len(split_lines(f.read()))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # no top-level "type": "object": the engine copes, but the OpenAI API refuses the schema
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"properties": {"path": {"type": "string"}}, "required": ["path"], "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # "required": "path", a string: the engine requires 'p', 'a', 't' and 'h'
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": "path",
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # no "required": a call without path reaches run, a TypeError
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # str.splitlines also splits on a form feed: a page break is counted as a line end
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        return f"{len(target.read_text(encoding='utf-8').splitlines())} lines".replace("1 lines", "1 line")
+""", """
+class CountLines(Tool):  # a directory is "no such file": the model goes looking for a file that is there
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # anything not a file is "a directory": a missing file too
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if not target.is_file():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # ToolError("error"): no path, no reason, nothing the model can act on
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if not target.is_file():
+            raise ToolError("error")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line" if n == 1 else f"{n} lines"
+""", """
+class CountLines(Tool):  # "3 lines\\n": a line break after the count
+    name = "count_lines"
+    description = "Count the lines of a text file."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, path):
+        target = ws.resolve(path)
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory; count_lines counts the lines of one file")
+        if not target.is_file():
+            raise ToolError(f"no such file: {path}")
+        n = len(split_lines(target.read_text(encoding="utf-8")))
+        return "1 line\\n" if n == 1 else f"{n} lines\\n"
 """],
     "ch02.unique_place": ["""
 import re
@@ -949,6 +1078,43 @@ def find_place(text, old):  # says "more than once" without how many times
         raise ToolError("old_string was not found")
     if len(places) > 1:
         raise ToolError(f"old_string occurs more than once (lines {lines_of(text, places)})")
+    return places[0][0], places[0][1]
+""", """
+def find_place(text, old):  # names the lines the places end on, not start on: wrong for an old of several lines
+    places, start = [], text.find(old)
+    while start != -1:
+        places.append((start, start + len(old), ""))
+        start = text.find(old, start + 1)
+    places = whole_line_breaks(text, places)
+    if not places:
+        raise ToolError("old_string was not found")
+    if len(places) > 1:
+        lines = ", ".join(str(text.count("\\n", 0, end) + 1) for _, end, _ in places)
+        raise ToolError(f"old_string occurs {len(places)} times (lines {lines})")
+    return places[0][0], places[0][1]
+""", """
+def find_place(text, old):  # drops a place that starts inside a CRLF, not one that ends inside it
+    places, start = [], text.find(old)
+    while start != -1:
+        if not (start > 0 and text[start - 1:start + 1] == "\\r\\n"):
+            places.append((start, start + len(old), ""))
+        start = text.find(old, start + 1)
+    if not places:
+        raise ToolError("old_string was not found")
+    if len(places) > 1:
+        raise ToolError(f"old_string occurs {len(places)} times (lines {lines_of(text, places)})")
+    return places[0][0], places[0][1]
+""", """
+def find_place(text, old):  # a bare `raise ToolError` when old is not found: the model is told nothing
+    places, start = [], text.find(old)
+    while start != -1:
+        places.append((start, start + len(old), ""))
+        start = text.find(old, start + 1)
+    places = whole_line_breaks(text, places)
+    if not places:
+        raise ToolError
+    if len(places) > 1:
+        raise ToolError(f"old_string occurs {len(places)} times (lines {lines_of(text, places)})")
     return places[0][0], places[0][1]
 """],
     "ch02.window": ["""
@@ -1043,8 +1209,110 @@ def window(lines, offset, limit):  # an offset past the end raises IndexError, n
         size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
         return "\\n".join([*shown, f"(end of file, {size})"])
     return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
+""", """
+def window(lines, offset, limit):  # a line break after the last line
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
+    last = min(offset + limit - 1, len(lines))
+    shown = [f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
+    if last == len(lines):
+        size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        return "\\n".join([*shown, f"(end of file, {size})"]) + "\\n"
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"]) + "\\n"
+""", """
+def window(lines, offset, limit):  # numbers 5 columns wide, not read_file's 6
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
+    last = min(offset + limit - 1, len(lines))
+    shown = [f"{n:>5}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
+    if last == len(lines):
+        size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        return "\\n".join([*shown, f"(end of file, {size})"])
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
+""", """
+def window(lines, offset, limit):  # no min(..., len(lines)): a limit past the end raises IndexError
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
+    last = offset + limit - 1
+    shown = [f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
+    if last == len(lines):
+        size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        return "\\n".join([*shown, f"(end of file, {size})"])
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
+""", """
+def window(lines, offset, limit):  # "(end of file, N lines)" with N the lines shown, not the file's
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
+    last = min(offset + limit - 1, len(lines))
+    shown = [f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
+    if last == len(lines):
+        return "\\n".join([*shown, f"(end of file, {len(shown)} lines)"])
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
+""", """
+def window(lines, offset, limit):  # a bare `raise ToolError` past the end: the model is not told the file's size
+    if offset > len(lines):
+        raise ToolError
+    last = min(offset + limit - 1, len(lines))
+    shown = [f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
+    if last == len(lines):
+        size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        return "\\n".join([*shown, f"(end of file, {size})"])
+    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
 """],
 }
+
+
+# Right answers written otherwise than the solution: each must pass (a checker too strict is a defect too).
+RIGHT = {
+    "ch02.tool": ["""
+class CountLines(Tool):  # a message that starts with the OSError's name, **args, and "folder"
+    name = "count_lines"
+    description = "How many lines a file has."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+                  "additionalProperties": False}
+
+    def run(self, ws, **args):
+        target = ws.resolve(args["path"])
+        if target.is_dir():
+            raise ToolError(f"{args['path']} is a folder, not a file: give a file inside it")
+        try:
+            text = target.read_bytes().decode("utf-8", "replace")
+        except OSError as e:
+            raise ToolError(f"{type(e).__name__}: cannot read {args['path']}: {e.strerror}") from e
+        n = len(split_lines(text))
+        return f"{n} line" + ("" if n == 1 else "s")
+"""],
+    "ch02.unique_place": ["""
+def find_place(text, old):  # a list, not a tuple, and its own wording
+    places = whole_line_breaks(text, [(i, i + len(old), "") for i in range(len(text)) if text.startswith(old, i)])
+    if not places:
+        raise ToolError(f"{old!r} is not in the text")
+    if len(places) > 1:
+        raise ToolError(f"{len(places)} places match, on lines {lines_of(text, places)}: say more")
+    return [places[0][0], places[0][1]]
+"""],
+    "ch02.window": ["""
+def window(lines, offset, limit):  # built line by line, with its own message past the end
+    if offset > len(lines):
+        raise ToolError(f"there is no line {offset}")
+    out, n = [], offset
+    while n <= len(lines) and n < offset + limit:
+        out.append(f"{n:>6}\\t{lines[n - 1]}")
+        n += 1
+    total = f"{len(lines)} line" + ("s" if len(lines) != 1 else "")
+    out.append(f"(end of file, {total})" if n > len(lines)
+               else f"(lines {offset}-{n - 1} of {len(lines)}; use offset={n} to read on)")
+    return "\\n".join(out)
+"""],
+}
+
+
+@pytest.mark.parametrize("name, right", [(n, r) for n, rs in RIGHT.items() for r in rs],
+                         ids=[f"{n}-{i}" for n, rs in RIGHT.items() for i in range(len(rs))])
+def test_a_right_answer_written_otherwise_passes(name, right):
+    function = re.search(r"^(?:def|class) (\w+)", right, re.M).group(1)
+    passed, out = run_check(name, answer(right, function))
+    assert passed, out
 
 
 def test_chapter_one_has_four_exercises_and_each_has_wrong_answers():

@@ -73,18 +73,20 @@ def table(text: str, attempts: list[tuple[str, str, str]]) -> str:
     rows = []
     for label, old, new in attempts:
         got = attempt(text, old, new)
-        matched = got.matched or say("refused: ", "拒绝：") + _first_sentence(got.answer)
+        matched = got.matched or say("refused: ", "拒绝：") + _reason(got.answer)
         rows.append([label, matched, got.line or "-", crlf_kept(text, got.after)])
     widths = [max(_width(row[i]) for row in [heads, *rows]) for i in range(len(heads))]
-    lines = [say(f"edit_file on {SAMPLE} ({_endings(text)}), a fresh copy for each attempt:",
+    lines = [say(f"edit_file on {SAMPLE} ({_endings(text)}), each attempt on a fresh copy:",
                  f"对 {SAMPLE}（{_endings(text)}）调用 edit_file，每次尝试都用一份新副本："), ""]
     lines += ["  ".join(_pad(cell, w) for cell, w in zip(row, widths, strict=True)).rstrip()
               for row in [heads, *rows]]
     return "\n".join(lines)
 
 
-def _first_sentence(text: str) -> str:
-    return re.split(r"(?<=[.)])\s", text, maxsplit=1)[0].rstrip(".")
+def _reason(text: str) -> str:
+    """A refusal's first sentence, short enough for a table: `occurs 3 times (lines 2, 4, 5)`."""
+    first = re.split(r"(?<=[.)])\s", text, maxsplit=1)[0].rstrip(".")
+    return first.removeprefix("old_string ").replace(f" in {SAMPLE}", "")
 
 
 def _endings(text: str) -> str:
@@ -104,8 +106,8 @@ def _pad(text: str, width: int) -> str:
 
 
 def _visible(text: str) -> str:
-    """The text with each CR shown, so a CRLF file looks like one."""
-    return html.escape(text.replace("\r", "␍"))
+    """The text as HTML, each CR shown as a grey `\\r`, so a CRLF file looks like one."""
+    return html.escape(text).replace("\r", "<span style='color: #888'>\\r</span>")
 
 
 def explorer(text: str, attempts: list[tuple[str, str, str]]):
@@ -118,7 +120,8 @@ def explorer(text: str, attempts: list[tuple[str, str, str]]):
     old = w.Textarea(description="old_string", layout=w.Layout(width="95%", height="6em"))
     new = w.Textarea(description="new_string", layout=w.Layout(width="95%", height="6em"))
     run = w.Button(description=say("edit", "编辑"), button_style="primary")
-    sample = w.HTML(f"<b>{SAMPLE}</b> ({say('␍ marks a CR', '␍ 表示 CR')})"
+    legend = say("a grey \\r is a CR", "灰色的 \\r 表示 CR")
+    sample = w.HTML(f"<b>{SAMPLE}</b> ({legend})"
                     f"<pre>{_visible(text)}</pre>")
     verdict = w.HTML()
 

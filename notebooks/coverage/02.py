@@ -23,8 +23,8 @@ show = {
     "tools/read.py": "read_bytes",
     "tools/write.py": "WriteFile",
     "tools/edit.py": "whole_line_breaks line_matches without_line_numbers",
-    "tools/search.py": "walk_files",
-    "tools/bash.py": "startup_script",
+    "tools/search.py": "walk_files Glob Grep",
+    "tools/bash.py": "startup_script Bash",
 }
 skip = [
     {"why": ("what keeps a write safe beyond the temp file and the rename (modes, owners, a FIFO "
@@ -46,16 +46,16 @@ skip = [
          "shifted_indentation line_spans line_texts split_lines common_indent dedent reindent "
          "LINE_NUMBER HINT_LINES no_match likeness")},
     {"why": ("glob's and grep's caps, sorting and pattern handling: section 9 runs each cap and "
-             "the backtracking timeout and prints what they say; the module's page shows the code"),
+             "the backtracking timeout and prints what they say, after the tools' code"),
      "tools/search.py": (
          "SKIP_DIRS MAX_GLOB_RESULTS MAX_GREP_FILES MAX_GREP_MATCHES MAX_GREP_SECONDS "
-         "MAX_GREP_LINE_CHARS MAX_MATCH_SECONDS path_matches _past_stars expand_braces Glob Grep "
-         "included around compile_pattern _is_dir search_root modified")},
-    {"why": ("bash's own plumbing (the tool, its limits, the blocklist's patterns): section 10 "
-             "runs the cd tracking, the timeout, the bound and the blocklist; chapter 5 builds the "
-             "process handling (execute, pump, kill_group)"),
+         "MAX_GREP_LINE_CHARS MAX_MATCH_SECONDS path_matches _past_stars expand_braces included "
+         "around compile_pattern _is_dir search_root modified")},
+    {"why": ("bash's own plumbing (its limits, the blocklist's patterns): section 10 runs the cd "
+             "tracking, the timeout, the bound and the blocklist; chapter 5 builds the process "
+             "handling (execute, pump, kill_group)"),
      "tools/bash.py": (
-         "DEFAULT_TIMEOUT MAX_TIMEOUT SCRATCH KEEP_BYTES AFTER_EXIT_SECONDS Bash HeadAndTail "
+         "DEFAULT_TIMEOUT MAX_TIMEOUT SCRATCH KEEP_BYTES AFTER_EXIT_SECONDS HeadAndTail "
          "_COMMAND_START _ROOT_OR_HOME _HERE _RM _DISK _GIT_PUSH _FORCE _RM_ROOT _FORCE_MAIN "
          "BLOCKED_COMMANDS GUARD_SECONDS")},
 ]

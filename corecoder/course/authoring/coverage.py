@@ -122,6 +122,10 @@ def _lines(node) -> set[int]:
 
 
 def _tool_name(node: ast.ClassDef) -> str:
+    """The `name` a Tool subclass gives the model ("read_file"); "" for any other class (a Gate
+    has a name too, and is no tool)."""
+    if not any(getattr(base, "id", getattr(base, "attr", "")) == "Tool" for base in node.bases):
+        return ""
     for statement in node.body:
         if definition_name(statement) == "name" and isinstance(statement, ast.Assign) \
                 and isinstance(statement.value, ast.Constant):
@@ -205,7 +209,10 @@ def whats_new(table: Table, defs: dict[tuple[str, str], Definition], lang: str) 
             if methods:
                 owner = methods[0].split(".")[0]
                 shown = [s + w["skeleton"] if s == f"`{owner}`" else s for s in shown]
-                shown.append(f"`{owner}`: " + w["methods"].format(n=len(methods)))
+                listed = w["and"].join(f"`{m.split('.', 1)[1]}`" for m in methods)
+                many = len(methods) > 3  # a class built over many cells: how many, not which
+                shown.append(f"`{owner}`: " + (w["methods"].format(n=len(methods)) if many
+                                                else listed))
             lines = sum(defs[module, n].lines for n in names if (module, n) in defs)
             out.append(f"| `corecoder/{module}` | {w['and'].join(shown)} | {lines} |")
         total = w["total"].format(n=len(table.export), budget=table.budget)
@@ -215,6 +222,8 @@ def whats_new(table: Table, defs: dict[tuple[str, str], Definition], lang: str) 
     if table.show:
         items = [w["item"].format(name=name, module=module) for module, name in table.show]
         out += ["", w["shown"].format(names=w["and"].join(items))]
-    tools = [f"`{defs[e].tool}`" for e in table.export if e in defs and defs[e].tool]
+    # a tool exported, or shown whole (write_file: the chapter runs it, and reads its code)
+    tools = [f"`{defs[e].tool}`" for e in [*table.export, *table.show]
+             if e in defs and defs[e].tool]
     out += ["", w["tools"].format(names=w["and"].join(tools) or w["none"])]
     return "\n".join(out)

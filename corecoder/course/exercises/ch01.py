@@ -389,8 +389,8 @@ def check_stop_on_failure(stop_on_failure) -> None:
                           "they had pressed Ctrl+C)",
                           "执行器要停下，直接 return 就好：它没运行的调用由循环来回应。"
                           "抛出异常会让用户这一轮直接结束（KeyboardInterrupt 就像用户按了 Ctrl+C）")
-                ended = say("the run ended with", "运行以异常结束：")
-                raise Hint(f"{given}\n{ended} {type(e).__name__}: {e}" + hint(why)) from None
+                ended = say("the run ended with ", "运行以异常结束：")
+                raise Hint(f"{given}\n{ended}{type(e).__name__}: {e}" + hint(why)) from None
             check_history(agent.messages)  # the loop keeps it legal whatever the executor did
             answered = [_results(agent, n) for n in range(len(batches))]
             got = [[_status(m["content"], call, given)

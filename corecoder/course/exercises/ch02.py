@@ -11,8 +11,11 @@
 scripted model call it: with good arguments, with bad ones, on a directory, on a file that
 is not there. The verdict reads how the engine answered each call (the status of its
 `ToolCallFinished` event, the result in the history): the schema decides what is the model's
-mistake, `run` what the file says. Then one instance of the tool serves two agents in two
-folders, as a tool does in the engine. The other two feed small, hand-made cases to the
+mistake, `run` what the file says. For the two failures it also calls `run` directly, to see
+what was raised (a ToolError, or an exception that escaped), whatever its message says. Then
+one instance of the tool serves two agents in two folders, as a tool does in the engine. The
+process's working directory is set back after the check, and a tool that moved it fails (it
+is every agent's, and a notebook's kernel's). The other two feed small, hand-made cases to the
 learner's function and compare with the engine's own code (`exact` of tools/edit.py,
 `ReadFile.run` of tools/read.py), so the checker and the engine cannot disagree.
 """
@@ -20,8 +23,10 @@ learner's function and compare with the engine's own code (`exact` of tools/edit
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from ...agent import Agent
@@ -61,14 +66,17 @@ FOLDER = {"a.py": "import sys\n\nprint(sys.argv)\n",
           "b.txt": "first\nsecond",  # no final newline: its last line still counts
           "empty.txt": "",
           "one.txt": "hello\n",
+          "form.txt": "page one\fstill page one\n",  # 1 line: a form feed ends no line
           "src/app.py": "print('app')\n"}  # so src is a directory
 
 
 def _folder() -> str:
     return say("a folder holding a.py (3 lines), b.txt (2 lines, the second without a final "
-               "newline), empty.txt (an empty file), one.txt (1 line) and a directory src",
+               "newline), empty.txt (an empty file), one.txt (1 line), form.txt (1 line with a "
+               "form feed, \\f, inside it) and a directory src",
                "一个文件夹，里面有 a.py（3 行）、b.txt（2 行，第二行末尾没有换行符）、"
-               "empty.txt（空文件）、one.txt（1 行）和一个目录 src")
+               "empty.txt（空文件）、one.txt（1 行）、form.txt（1 行，行中有一个换页符 \\f）"
+               "和一个目录 src")
 
 
 def _shown(args: dict) -> str:
@@ -81,6 +89,7 @@ TOOL_CASES = [
     ({"path": "b.txt"}, "ok", "2 lines"),
     ({"path": "empty.txt"}, "ok", "0 lines"),
     ({"path": "one.txt"}, "ok", "1 line"),
+    ({"path": "form.txt"}, "ok", "1 line"),
     ({"path": 3}, "bad_arguments", None),
     ({}, "bad_arguments", None),
     ({"path": "a.py", "verbose": True}, "bad_arguments", None),
@@ -88,9 +97,7 @@ TOOL_CASES = [
     ({"path": "missing.py"}, "failed", None),
 ]
 
-# "count_lines failed: IsADirectoryError: ...": an exception that escaped `run`, not a ToolError
-ESCAPED = re.compile(r"^count_lines failed: [A-Z]\w*(Error|Exception): ")
-COUNT = re.compile(r"^(\d+) lines?$")
+COUNT = re.compile(r"(\d+) lines?")  # fullmatch: "3 lines\n" is no count
 NOT_FOUND = re.compile(r"no such file|not found|not exist|missing|FileNotFound", re.I)
 
 
@@ -110,7 +117,7 @@ def _schema_says() -> str:
                "a call that does not fit it is answered \"bad arguments for count_lines\" "
                "and never reaches run; a call that does reaches run, and whatever run raises "
                "is told as a failure of the tool. ",
-               "JSON Schema 让引擎能把模型的错误和工具的失败区分开：不符合 JSON Schema 的调用，"
+               "JSON Schema 让引擎能把模型的过错和执行失败区分开：不符合 JSON Schema 的调用，"
                "引擎直接回应 \"bad arguments for count_lines\"，根本到不了 run；符合的调用才会"
                "到 run，而 run 抛出的任何异常都算工具的失败。")
 
@@ -118,7 +125,7 @@ def _schema_says() -> str:
 def _bad_arguments_hint(args: dict, got: str) -> str:
     if got == "ok":
         passed = say("This call reached run and was answered as if it were fine. ",
-                     "这个调用到了 run，还被当成没问题的调用回应了。")
+                     "这个调用进了 run，引擎把它当成没问题的调用，照常回应了。")
     else:
         passed = say("This call reached run, and the model was told the tool failed, as if "
                      "the file were at fault. ",
@@ -147,7 +154,7 @@ def _count_hint(path: str, wanted: str, got_status: str, got: str) -> str:
     if got_status == "bad_arguments":
         return say("the schema refused a call that is fine: it takes one argument, path, "
                    "a string",
-                   "JSON Schema 拒绝了一个没问题的调用：它接受一个参数 path，类型是字符串")
+                   "JSON Schema 拒绝了一个没问题的调用：这个工具接受一个参数 path，类型是字符串")
     if got_status != "ok" and NOT_FOUND.search(got):
         return say("these arguments are fine and the file is there, in the agent's workspace "
                    "(ws.cwd), not in the folder the process runs in: open ws.resolve(path)",
@@ -164,11 +171,23 @@ def _count_hint(path: str, wanted: str, got_status: str, got: str) -> str:
                    f"{wanted!r}",
                    f"run 返回的是一个数，引擎把它变成了文本 {got!r}（str(...)）："
                    f"模型把结果当文本读，所以要返回 {wanted!r}")
-    counted = COUNT.match(got)
-    n = int(COUNT.match(wanted)[1])
+    if got != got.strip():
+        return say(f"return the count alone, exactly {wanted!r}: no line break or space before "
+                   "or after it (the engine sends the result as it is)",
+                   f"只返回行数本身，也就是 {wanted!r}：前后都不要有换行符或空格"
+                   "（引擎把结果原样发给模型）")
+    counted = COUNT.fullmatch(got)
+    n = int(COUNT.fullmatch(wanted)[1])
     if counted and int(counted[1]) == n:
         return say("one line is \"1 line\", any other number \"N lines\"",
                    "一行写 \"1 line\"，其他行数写 \"N lines\"")
+    if path == "form.txt":
+        return say("a form feed (\\f) ends no line: editors, grep and tracebacks number lines by "
+                   "\\n alone. str.splitlines also splits on \\f (and \\v, \\x1c-\\x1e, \\x85, "
+                   "\\u2028, \\u2029); split_lines(text) of tools/read.py splits on \\n only",
+                   "换页符（\\f）不会结束一行：编辑器、grep 和 traceback 都只按 \\n 给行编号。"
+                   "str.splitlines 遇到 \\f 也会断行（还有 \\v、\\x1c-\\x1e、\\x85、\\u2028、"
+                   "\\u2029）；tools/read.py 的 split_lines(text) 只按 \\n 断行")
     if path == "b.txt":
         return say("a last line without a final newline is still a line, as editors number "
                    "them (split_lines(text) of tools/read.py counts it): text.count(\"\\n\") "
@@ -183,27 +202,58 @@ def _count_hint(path: str, wanted: str, got_status: str, got: str) -> str:
                f"原样返回 {wanted!r}：像编辑器那样数行，用 tools/read.py 的 split_lines(text)")
 
 
-def _failed_hint(path: str, got_status: str, got: str) -> str:
+def _failed_hint(path: str, why: str) -> str:
+    """What to fix for a call on src or missing.py, by `why`: "returned" (no failure),
+    "escaped" (not a ToolError), "empty", "not_directory", "a_directory" or "unnamed"."""
     what = say("src is a directory" if path == "src" else "missing.py does not exist",
                "src 是一个目录" if path == "src" else "missing.py 不存在")
     example = ("\"src is a directory; count_lines counts the lines of one file\""
                if path == "src" else "\"no such file: missing.py\"")
-    if got_status == "failed" and not got.removeprefix("count_lines failed:").strip():
-        return say(f"{what}, and your ToolError says nothing: give it a message the model can "
-                   f"act on ({example})",
-                   f"{what}，可你的 ToolError 什么也没说：给它一条模型能据此行动的消息"
-                   f"（{example}）")
-    if got_status == "failed":  # worded by an exception that escaped run
+    if why == "returned":
+        return say(f"{what}: that is not a count, it is a failure the model must hear of. Raise "
+                   f"ToolError with a message it can act on ({example})",
+                   f"{what}：这不是一个行数，而是模型必须知道的失败。抛出 ToolError，"
+                   f"写一条模型能照着做的消息（{example}）")
+    if why == "escaped":
         return say(f"{what}, and the model is told so by an exception that escaped run, which "
                    "reads like a bug in the tool. Check for it and raise ToolError with a message "
                    f"the model can act on ({example}): the engine sends it as it is",
-                   f"{what}，而模型是从一个逃出 run 的异常得知的，看上去像是工具的 bug。"
-                   f"先检查这种情况，再抛出 ToolError，写一条模型能据此行动的消息（{example}）："
+                   f"{what}，而模型得知这一点，靠的是 run 没有处理、直接抛出来的异常，"
+                   "看上去像工具的 bug。"
+                   f"先检查这种情况，再抛出 ToolError，写一条模型能照着做的消息（{example}）："
                    "引擎会把它原样发给模型")
-    return say(f"{what}: that is not a count, it is a failure the model must hear of. Raise "
-               f"ToolError with a message it can act on ({example})",
-               f"{what}：这不是一个行数，而是模型必须知道的失败。抛出 ToolError，"
-               f"写一条模型能据此行动的消息（{example}）")
+    if why == "empty":
+        return say(f"{what}, and your ToolError says nothing: give it a message the model can "
+                   f"act on ({example})",
+                   f"{what}，可你的 ToolError 什么也没说：给它一条模型能照着做的消息"
+                   f"（{example}）")
+    if why == "not_directory":
+        return say("src is there, and it is a directory: say so (\"directory\"). A model told "
+                   "it is missing goes looking for something that is already there; told it is "
+                   f"a directory, it picks a file inside ({example})",
+                   "src 是存在的，只不过是一个目录：要在消息里说明这一点（\"directory\"）。"
+                   "模型如果得知它不存在，就会去找一个本来就在的东西；得知它是目录，"
+                   f"才会在里面挑一个文件（{example}）")
+    if why == "a_directory":
+        return say(f"{what}, and your message says it is a directory: tell the two apart, since "
+                   "a path that is not a file may be a directory (is_dir()) or not be there at "
+                   f"all (exists()) ({example})",
+                   f"{what}，可你的消息说它是一个目录：要把两种情况分开，不是文件的路径，"
+                   f"可能是目录（is_dir()），也可能根本不存在（exists()）（{example}）")
+    return say(f"{what}, and your message does not name it: say which path failed ({path}), "
+               "so the model knows which of its calls to fix, even after several at once "
+               f"({example})",
+               f"{what}，可你的消息里没有提到它：说出是哪个路径出了问题（{path}），"
+               f"这样即使模型一次发了好几个调用，也知道该改哪一个（{example}）")
+
+
+def _run_directly(tool: Tool, folder: Path, args: dict) -> tuple[str, object]:
+    """("returned", value) or ("raised", the exception) of `run` called as the engine calls it:
+    what was raised decides whether it was a ToolError, not how its message reads."""
+    try:
+        return "returned", tool.run(Workspace(folder), **args)
+    except (Exception, KeyboardInterrupt, SystemExit) as e:  # whatever it raised, a verdict
+        return "raised", e
 
 
 def _agent(tool: Tool, folder: Path, script: list) -> tuple[Agent, dict[str, str]]:
@@ -238,8 +288,8 @@ def _chat(agent: Agent, given: str) -> None:
                   "工具里出了什么问题，都抛出异常（模型能改正的，抛 ToolError）："
                   "引擎会把它变成一个结果。KeyboardInterrupt 和 SystemExit 不是错误，"
                   "它们会让整个智能体停下")
-        ended = say("the run ended with", "运行以异常结束：")
-        raise Hint(f"{given}\n{ended} {type(e).__name__}: {e}" + hint(why)) from None
+        ended = say("the run ended with ", "运行以异常结束：")
+        raise Hint(f"{given}\n{ended}{type(e).__name__}: {e}" + hint(why)) from None
 
 
 def _ask(tool: Tool, folder: Path, calls: list[dict], given: str) -> list[tuple[str, str]]:
@@ -327,10 +377,32 @@ def _describe_tool(tool: Tool) -> None:
         raise Hint(f"CountLines().parameters\n{EXPECTED}"
                    + say("a JSON Schema (a dict)", "一个 JSON Schema（字典）")
                    + f"\n{GOT}{parameters!r:.300}" + hint(why))
+    if parameters.get("type") != "object":
+        why = say("a tool's arguments come as one JSON object, and parameters must say so at its "
+                  "top: \"type\": \"object\". The engine would cope without it, but the OpenAI "
+                  "API refuses the whole request (\"schema must be a JSON Schema of "
+                  "'type: \"object\"'\")",
+                  "工具的参数总是一个 JSON 对象，parameters 的顶层必须写明这一点："
+                  "\"type\": \"object\"。没有它，引擎也能应付，但 OpenAI API 会拒绝整个请求"
+                  "（\"schema must be a JSON Schema of 'type: \"object\"'\"）")
+        raise Hint(f"CountLines().parameters[\"type\"]\n{EXPECTED}'object'\n"
+                   f"{GOT}{parameters.get('type')!r:.300}" + hint(why))
+    required = parameters.get("required", [])
+    if not isinstance(required, (list, tuple)) or not all(isinstance(r, str) for r in required):
+        why = say("\"required\" is a list of the names of the arguments a call must give: "
+                  "[\"path\"]. A string is read letter by letter: \"required\": \"path\" makes "
+                  "the engine require 'p', 'a', 't' and 'h'",
+                  "\"required\" 是一个列表，列出调用必须给出的参数名：[\"path\"]。"
+                  "字符串会被拆成一个个字母：写成 \"required\": \"path\"，"
+                  "引擎就会要求 'p'、'a'、't'、'h' 四个参数")
+        raise Hint(f"CountLines().parameters[\"required\"]\n{EXPECTED}"
+                   + say("a list of names: ['path']", "一个参数名的列表：['path']")
+                   + f"\n{GOT}{required!r:.300}" + hint(why))
 
 
-def _judge(args: dict, wanted: str, result: str | None, got: tuple[str, str],
-           given: str) -> None:
+def _judge(args: dict, wanted: str, result: str | None, got: tuple[str, str], given: str,
+           direct: Callable[[dict], tuple[str, object]]) -> None:
+    """One call's answer against the case; `direct(args)` calls run itself (the failures)."""
     status, text = got
     path = args.get("path")
     shown = f"{given}\n{EXPECTED}{_wanted(wanted, result)}\n{GOT}{status}: {text!r:.300}"
@@ -338,33 +410,83 @@ def _judge(args: dict, wanted: str, result: str | None, got: tuple[str, str],
         raise Hint(shown + hint(_count_hint(path, result, status, text)))
     if wanted == "bad_arguments" and status != "bad_arguments":
         raise Hint(shown + hint(_bad_arguments_hint(args, status)))
-    if wanted == "failed":
-        message = text.removeprefix("count_lines failed:").strip()
-        if status != "failed" or ESCAPED.match(text) or not message:
-            raise Hint(shown + hint(_failed_hint(path, status, text)))
+    if wanted != "failed":
+        return
+    if status != "failed":
+        raise Hint(shown + hint(_failed_hint(path, "returned")))
+    kind, value = direct(args)
+    if kind == "raised" and not isinstance(value, ToolError):
+        raise Hint(shown + hint(_failed_hint(path, "escaped")))
+    message = text.removeprefix("count_lines failed:").strip()  # its paths shown relative
+    if not message:
+        raise Hint(shown + hint(_failed_hint(path, "empty")))
+    said = message.replace(path, "").lower()  # "missing.py" is no "missing"
+    if path == "src" and not re.search("director|folder", said):
+        raise Hint(shown + hint(_failed_hint(path, "not_directory")))
+    if path != "src" and re.search("director|folder", said) and not NOT_FOUND.search(said):
+        raise Hint(shown + hint(_failed_hint(path, "a_directory")))  # ENOENT says "directory"
+    if path not in message:
+        raise Hint(shown + hint(_failed_hint(path, "unnamed")))
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # a working directory that was deleted
+        return None
 
 
 @checker("ch02.tool")
 def check_tool(CountLines) -> None:
     _tool_class(CountLines)
     with tempfile.TemporaryDirectory(prefix="corecoder-ch02-") as tmp:
-        one, two = Path(tmp, "one"), Path(tmp, "two")
-        _write(one, FOLDER)
-        _write(two, {"a.py": "".join(f"print({n})\n" for n in range(5))})
-        _not_implemented(_make(CountLines), one)
-        tool = _make(CountLines)
-        _describe_tool(tool)
+        before = os.getcwd()
+        try:
+            _grade_tool(CountLines, Path(tmp))
+        except Hint:
+            if _cwd() == before:
+                raise  # else a moved working directory is what to fix first
+        finally:  # set back before the folder is deleted, whatever the tool did
+            moved = _cwd() != before
+            if moved:
+                os.chdir(before)
+        if moved:
+            why = say("the tool changed the process's working directory (os.chdir), which every "
+                      "agent in the process shares, and in a notebook the kernel's too; resolve "
+                      "paths with ws.resolve(path) instead",
+                      "这个工具改变了进程的工作目录（os.chdir），而进程里的所有智能体共用这个目录，"
+                      "在笔记本里它也是内核的工作目录；改用 ws.resolve(path) 解析路径")
+            raise Hint(f"{_about()}\n{EXPECTED}" + say("os.getcwd() unchanged", "os.getcwd() 不变")
+                       + f"\n{GOT}" + say("os.getcwd() changed (the check set it back)",
+                                          "os.getcwd() 变了（检查已经把它改了回来）") + hint(why))
 
-        calls = [args for args, _, _ in TOOL_CASES]
-        about = say(f"an Agent with the tools [CountLines()] in {_folder()}",
-                    f"一个带工具 [CountLines()] 的 Agent，工作区是{_folder()}")
-        calling = say("the model calls", "模型调用")
-        everything = f"{about}\n{calling} " + ", ".join(_shown(args) for args in calls)
-        answers = _ask(tool, one, calls, everything)
-        for (args, wanted, result), got in zip(TOOL_CASES, answers, strict=True):
-            _judge(args, wanted, result, got, f"{about}\n{calling} {_shown(args)}")
 
-        _two_workspaces(_make(CountLines), one, two)
+def _about() -> str:
+    return say(f"an Agent with the tools [CountLines()] in {_folder()}",
+               f"一个带工具 [CountLines()] 的 Agent，工作区是{_folder()}")
+
+
+def _grade_tool(CountLines, tmp: Path) -> None:
+    one, two = tmp / "one", tmp / "two"
+    _write(one, FOLDER)
+    _write(two, {"a.py": "".join(f"print({n})\n" for n in range(5))})
+    _not_implemented(_make(CountLines), one)
+    tool = _make(CountLines)
+    _describe_tool(tool)
+
+    calls = [args for args, _, _ in TOOL_CASES]
+    about, calling = _about(), say("the model calls", "模型调用")
+    everything = f"{about}\n{calling} " + say(", ", "、").join(_shown(args) for args in calls)
+    answers = _ask(tool, one, calls, everything)
+    probe = _make(CountLines)  # a fresh instance for the direct calls
+
+    def direct(args: dict) -> tuple[str, object]:
+        return _run_directly(probe, one, args)
+
+    for (args, wanted, result), got in zip(TOOL_CASES, answers, strict=True):
+        _judge(args, wanted, result, got, f"{about}\n{calling} {_shown(args)}", direct)
+
+    _two_workspaces(_make(CountLines), one, two)
 
 
 def _two_workspaces(tool: Tool, one: Path, two: Path) -> None:
@@ -415,6 +537,14 @@ PRICES = ("def total(items):\n"
           "        result += 1\n"
           "    return result\n")
 SOURCE = "import os\nprint(os.name)\n"
+BLOCKS = ("try:\n"
+          "    run()\n"
+          "except OSError:\n"
+          "    pass\n"
+          "try:\n"
+          "    walk()\n"
+          "except OSError:\n"
+          "    pass\n")
 
 
 def place_cases() -> list[tuple[str, str, str, str]]:
@@ -422,7 +552,7 @@ def place_cases() -> list[tuple[str, str, str, str]]:
     crlf = say("a place that starts or ends between the \\r and the \\n of a CRLF is no place: "
                "an edit there would leave a stray CR or LF. whole_line_breaks(text, places) "
                "drops such places",
-               "在 CRLF 的 \\r 和 \\n 之间开始或结束的位置不算位置：在那里编辑会留下一个孤立的 "
+               "在 CRLF 的 \\r 和 \\n 之间开始或结束的位置无效：在那里编辑会留下一个落单的 "
                "CR 或 LF。whole_line_breaks(text, places) 会去掉这样的位置")
     many = say("one place must be one: when old occurs more than once, refuse, and say how "
                "many times and on which lines (1-based), so the model can add context",
@@ -433,12 +563,14 @@ def place_cases() -> list[tuple[str, str, str, str]]:
     return [
         (say("old occurs once", "old 只出现一次"), PRICES, "result += item.price", span),
         (say("old occurs on two lines", "old 出现在两行里"), PRICES, "for item in items:", many),
-        (say("old occurs on three lines", "old 出现在三行里"), PRICES, "    result", many),
+        (say("old occurs on four lines", "old 出现在四行里"), PRICES, "    result", many),
+        (say("old spans two lines and occurs twice", "old 跨两行，出现了两次"), BLOCKS,
+         "except OSError:\n    pass", many),
         (say("overlapping occurrences count: \"aa\" is in \"aaa\" twice",
-             "重叠的出现也算：\"aa\" 在 \"aaa\" 里出现两次"), "aaa", "aa",
+             "重叠的匹配也算：\"aa\" 在 \"aaa\" 里出现两次"), "aaa", "aa",
          say("overlapping occurrences count: \"aa\" is in \"aaa\" at 0 and at 1. str.count and "
              "str.replace skip overlaps; search again from one past each start",
-             "重叠的出现也算：\"aa\" 在 \"aaa\" 的 0 和 1 处都出现了。str.count 和 str.replace "
+             "重叠的匹配也算：\"aa\" 在 \"aaa\" 的 0 和 1 处都出现了。str.count 和 str.replace "
              "不算重叠的；每找到一处，从它的起点加一的地方接着找")),
         (say("old occurs nowhere", "old 根本没有出现"), PRICES, "result -= 1",
          say("no place is no place to edit: raise ToolError saying so",
@@ -448,6 +580,8 @@ def place_cases() -> list[tuple[str, str, str, str]]:
         (say("a text with mixed line breaks: one of old's two matches cuts a CRLF",
              "一个换行符混用的文本：old 的两处匹配中，有一处切开了 CRLF"), "x\r\ny\nx\ny", "\ny",
          crlf),
+        (say("a CRLF text: old's only match ends between the \\r and the \\n",
+             "一个 CRLF 文本：old 唯一的一处匹配在 \\r 和 \\n 之间结束"), "x\r\ny\n", "x\r", crlf),
         (say("old is the very start of the text", "old 正好是文本的开头"), SOURCE, "import os",
          span),
         (say("old is the very end of the text", "old 正好是文本的结尾"), SOURCE, "os.name)\n",
@@ -464,13 +598,16 @@ def _number(n: int, message: str) -> bool:
     return re.search(rf"(?<!\d){n}(?!\d)", message) is not None
 
 
-def _refuse(text: str, places, given: str, kind: str, value, why: str) -> None:
+def _refuse(text: str, old: str, places, given: str, kind: str, value, why: str) -> None:
     """The answer must raise ToolError; for several places, naming how many and the lines."""
     if len(places) > 1:
         lines = lines_of(text, places)
         wanted = say(f"ToolError naming how many places ({len(places)}) and the lines they "
                      f"start on ({lines})",
                      f"ToolError，说出有几处（{len(places)}）以及各处起始的行（{lines}）")
+    elif old in text:
+        wanted = say("ToolError (old occurs only where it would cut a CRLF: no place)",
+                     "ToolError（old 只出现在会切开 CRLF 的地方：没有位置）")
     else:
         wanted = say("ToolError (old occurs nowhere)", "ToolError（old 根本没有出现）")
     if kind == "returned" and not _a_place(value):
@@ -489,10 +626,27 @@ def _refuse(text: str, places, given: str, kind: str, value, why: str) -> None:
                   "发给模型，别的异常看上去都像工具的 bug"
                   f"（\"edit_file failed: {type(value).__name__}: ...\"）")
         raise Hint(f"{given}\n{EXPECTED}{wanted}\n{GOT}{_raised(value)}" + hint(why))
+    if not str(value).strip():
+        why = say("say why there is no one place (\"old_string was not found\"): the engine sends "
+                  "the message to the model, and an empty one leaves it guessing what to fix",
+                  "说明为什么没有唯一的位置（\"old_string was not found\"）：引擎会把消息发给模型，"
+                  "空消息只会让它去猜该改什么")
+        raise Hint(f"{given}\n{EXPECTED}{wanted}\n{GOT}{_raised(value)}" + hint(why))
     if len(places) > 1:
         message = str(value)
         starts = dict.fromkeys(text.count("\n", 0, start) + 1 for start, _, _ in places)
         numbers = [len(places), *starts]
+        ends = [text.count("\n", 0, end) + 1 for _, end, _ in places]  # the line of old's end
+        lasts = [text.count("\n", 0, end - 1) + 1 for _, end, _ in places]  # or of its last char
+        if not all(_number(n, message) for n in numbers) and any(
+                set(found) != set(starts) and all(_number(n, message) for n in found)
+                for found in (ends, lasts)):
+            why = say(f"those are the lines the places end on: old spans several lines here, and "
+                      f"the model looks for each place where it starts, lines {lines} "
+                      "(lines_of(text, places) counts the line breaks before each start)",
+                      "这些是各处结束的行：这里的 old 跨了好几行，而模型要按各处起始的行"
+                      f"（{lines}）去找（lines_of(text, places) 数的是各处起点之前的换行符）")
+            raise Hint(f"{given}\n{EXPECTED}{wanted}\n{GOT}{_raised(value)}" + hint(why))
         if not all(_number(n, message) for n in numbers):
             why = say(f"the model needs both to fix its call: the count as a number "
                       f"({len(places)}) and each line a place starts on, counted from 1 as "
@@ -510,7 +664,7 @@ def check_unique_place(find_place) -> None:
         places = exact(text, old, "")
         kind, value = _call(find_place, text, old)
         if len(places) != 1:
-            _refuse(text, places, given, kind, value, why)
+            _refuse(text, old, places, given, kind, value, why)
             continue
         start, end, _ = places[0]
         if kind == "raised":
@@ -567,18 +721,45 @@ def _block(text: str) -> str:
     return "\n".join(f"  {line!r}" for line in text.split("\n"))
 
 
-def _window_hint(wanted: str, got: str, offset: int) -> str:
+def _numbered_alike(have: str, want: str) -> bool:
+    """Whether `have` is read_file's numbered line `want` with its number written some other
+    way: another width, another separator."""
+    number, text = want.split("\t", 1)
+    return re.fullmatch(rf" *{number.strip()}\W{{0,3}}?{re.escape(text)}", have, re.S) is not None
+
+
+def _window_hint(wanted: str, got: str, offset: int, limit: int, n: int) -> str:
+    """What to fix, for a window that differs from read_file's; `n` is the file's length."""
     want, have = wanted.split("\n"), got.split("\n")
+    if got.rstrip() == wanted:
+        return say("no line break after the last line: join the lines with \"\\n\" "
+                   "(\"\\n\".join(...)), so that the text ends with the line that says where "
+                   "the window ends",
+                   "最后一行后面不要有换行符：用 \"\\n\" 把各行连起来（\"\\n\".join(...)），"
+                   "文本就以说明窗口停在哪里的那一行结尾")
+    differ = next((i for i, (h, w) in enumerate(zip(have, want[:-1], strict=False)) if h != w),
+                  None)
+    if differ is not None and _numbered_alike(have[differ], want[differ]):
+        return say("the right line, numbered another way: each line is f\"{n:>6}\\t{line}\", "
+                   "as read_file shows it, its number right-aligned in 6 columns, then a tab",
+                   "行是对的，只是行号的写法不对：每行写成 f\"{n:>6}\\t{line}\"，和 read_file "
+                   "显示的一样，行号右对齐占 6 列，后面跟一个制表符")
     if have == want[:-1]:
         return say("end with a line that says where the window ends, so the model knows whether "
                    "it has seen the whole file",
                    "最后要有一行说明窗口停在哪里，模型才知道它是不是已经看完了整个文件")
     if have[:-1] == want[:-1]:
         if want[-1].startswith("(end of file"):
-            return say("the window reaches the file's last line: say \"(end of file, N lines)\" "
-                       "(\"1 line\" for one)",
-                       "窗口到了文件的最后一行：写 \"(end of file, N lines)\""
-                       "（一行时写 \"1 line\"）")
+            said = re.fullmatch(r"\(end of file, (\d+) lines?\)", have[-1])
+            if said and int(said[1]) == n:
+                return say("one line is \"1 line\", any other number \"N lines\"",
+                           "一行写 \"1 line\"，其他行数写 \"N lines\"")
+            return say("the window reaches the file's last line: say \"(end of file, N lines)\", "
+                       f"N the number of lines in the whole file, len(lines), here {n}, not how "
+                       "many the window shows (\"1 line\" for a file of one line)",
+                       "窗口到了文件的最后一行：写 \"(end of file, N lines)\"，"
+                       f"N 是整个文件的行数 len(lines)，这里是 {n}，而不是窗口显示了几行"
+                       "（文件只有一行时写 \"1 line\"）")
         return say("the window stops before the file's end: say which lines were shown and the "
                    "offset to read on from, the line after the last one shown: "
                    "\"(lines {offset}-{last} of {N}; use offset={last + 1} to read on)\"",
@@ -602,6 +783,14 @@ def check_window(window) -> None:
             if wanted is None:
                 _window_refusal(given, kind, value, len(lines))
                 continue
+            if kind == "raised" and offset + limit - 1 > len(lines):
+                why = say("the window stops at the file's last line: limit may be more than what "
+                          "is left, so show the lines from offset to "
+                          "min(offset + limit - 1, len(lines))",
+                          "窗口在文件的最后一行停下：limit 可以比剩下的行数多，所以显示从 offset "
+                          "到 min(offset + limit - 1, len(lines)) 的行")
+                raise Hint(f"{given}\n{EXPECTED.alone}\n{_block(wanted)}\n{GOT}{_raised(value)}"
+                           + hint(why))
             if kind == "raised":
                 why = say("only an offset past the end is refused: this window has lines to show",
                           "只有 offset 超过文件结尾时才拒绝：这个窗口有行可以显示")
@@ -615,13 +804,20 @@ def check_window(window) -> None:
                            f"{type(value).__name__} {value!r:.300}" + hint(why))
             if value != wanted:
                 raise Hint(f"{given}\n{EXPECTED.alone}\n{_block(wanted)}\n{GOT.alone}\n"
-                           f"{_block(value)}" + hint(_window_hint(wanted, value, offset)))
+                           f"{_block(value)}"
+                           + hint(_window_hint(wanted, value, offset, limit, len(lines))))
 
 
 def _window_refusal(given: str, kind: str, value, n: int) -> None:
     wanted = say(f"ToolError (the file has {n} lines)", f"ToolError（文件只有 {n} 行）")
+    if kind == "raised" and isinstance(value, ToolError) and str(value).strip():
+        return  # whatever it says: the model is told
     if kind == "raised" and isinstance(value, ToolError):
-        return
+        why = say(f"say why: the offset is past the end, and the file has {n} lines, so that the "
+                  "model can ask for a window that is there (an empty message leaves it guessing)",
+                  f"说明原因：offset 超过了文件结尾，文件只有 {n} 行。这样模型才能改为请求一个"
+                  "存在的窗口（空消息只会让它去猜）")
+        raise Hint(f"{given}\n{EXPECTED}{wanted}\n{GOT}{_raised(value)}" + hint(why))
     why = say("an offset past the end is the model's mistake to fix: raise ToolError saying how "
               "many lines the file has (any other exception reads as a bug in the tool, and an "
               "empty window says nothing)",
