@@ -94,6 +94,17 @@ def run_all(browser, url: str, token: str, name: str) -> None:
     assert errors == []
 
 
+def click_until(browser, button: str, shown: str) -> None:
+    """Click a widget's button and wait for what the click shows; click once more if the first click came
+    before the widget's view was listening."""
+    browser.click(button)
+    try:
+        browser.wait(shown, 8)
+    except AssertionError:
+        browser.click(button)
+        browser.wait(shown, 10)
+
+
 def save(browser) -> None:
     """Save the notebook (in the copy), so that leaving the page asks nothing."""
     browser.evaluate("window.jupyterapp.commands.execute('docmanager:save') && 1")
@@ -129,13 +140,7 @@ def test_a_learner_runs_the_tour_and_steps_through_its_rounds(browser, lab, name
               f"{json.dumps(words['next'])})")
     assert browser.evaluate(f"!!{button}"), f"no {words['next']!r} button"
     for n in (2, 3):
-        shown = f"{page}.innerText.includes({json.dumps(words['round'].format(n=n))})"
-        browser.click(button)
-        try:
-            browser.wait(shown, 8)
-        except AssertionError:  # a click that came before the widget's view was listening: once more
-            browser.click(button)
-            browser.wait(shown, 10)
+        click_until(browser, button, f"{page}.innerText.includes({json.dumps(words['round'].format(n=n))})")
     slider = f"{viewer}.querySelector('.widget-readout')"
     assert browser.evaluate(f"{slider}.innerText.trim()") == "3"
 
@@ -184,11 +189,6 @@ def test_a_learner_tries_edits_in_the_explorer_of_chapter_two(browser, lab, name
               f"{json.dumps(words['edit'])})")
     edited = (f"{verdict}.includes({json.dumps(words['matched'])}) && {verdict}.includes('+    total = 0') "
               "&& /trailing whitespace/.test(" + verdict + ")")
-    browser.click(button)
-    try:
-        browser.wait(edited, 8)
-    except AssertionError:  # a click that came before the widget's view was listening: once more
-        browser.click(button)
-        browser.wait(edited, 10)
+    click_until(browser, button, edited)
     exercises_unsolved_and_folded(browser, words["unsolved"], 3)
     save(browser)

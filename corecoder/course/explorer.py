@@ -21,7 +21,7 @@ from pathlib import Path
 from ..tools.base import ToolError
 from ..tools.edit import EditFile
 from ..workspace import Workspace
-from .viewer import Shown
+from .viewer import display_twin
 from .words import language, say, speaking
 
 SAMPLE = "sample.py"
@@ -151,14 +151,4 @@ def explorer(text: str, attempts: list[tuple[str, str, str]]):
 def explore_edits(text: str, attempts: list[tuple[str, str, str]]) -> None:
     """Show the explorer with its text twin (under Jupyter with ipywidgets), or print the twin.
     `attempts`: (label, old_string, new_string) for each scripted attempt."""
-    twin = table(text, attempts)
-    try:
-        from IPython import get_ipython
-        from IPython.display import display
-
-        if get_ipython() is not None:
-            display(Shown(explorer(text, attempts), twin))
-            return
-    except ImportError:
-        pass  # no IPython or no ipywidgets: the text is the whole view
-    print(twin)
+    display_twin(lambda: explorer(text, attempts), table(text, attempts))

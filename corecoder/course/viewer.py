@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 
 from .recording import RENDERERS, Recording, Round, notes
 from .words import language, say, speaking
@@ -101,13 +102,18 @@ def viewer(recording: Recording):
 
 def step_through(recording: Recording, result_lines: int = 12) -> None:
     """Show the widget with its text twin (under Jupyter with ipywidgets), or print the twin."""
-    text = recording.text(result_lines)
+    display_twin(lambda: viewer(recording), recording.text(result_lines))
+
+
+def display_twin(widget: Callable, text: str) -> None:
+    """Display `widget()` with `text` as its plain-text form under Jupyter, or print `text` where
+    there is no notebook, or no IPython or ipywidgets to draw one."""
     try:
         from IPython import get_ipython
         from IPython.display import display
 
         if get_ipython() is not None:
-            display(Shown(viewer(recording), text))
+            display(Shown(widget(), text))
             return
     except ImportError:
         pass  # no IPython or no ipywidgets: the text is the whole view
