@@ -42,8 +42,8 @@ class Source:
 
 def source_of(obj) -> Source:
     """The source of a function, class, method or module of the `corecoder` package."""
-    # bound and class methods -> the function
-    target = inspect.unwrap(getattr(obj, "__func__", obj))
+    # bound and class methods -> the function; a property -> its getter
+    target = inspect.unwrap(getattr(obj, "__func__", None) or getattr(obj, "fget", None) or obj)
     try:
         file = Path(inspect.getsourcefile(target)).resolve()
         code = inspect.getsource(target)

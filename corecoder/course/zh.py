@@ -1,18 +1,19 @@
 """The course helpers of the Chinese edition: the same helpers, speaking Chinese.
 
-    from corecoder.course.zh import (check, explore_edits, outline, record, show,
+    from corecoder.course.zh import (check, explore_edits, outline, record, scrub_stream, show,
                                      step_through, workdir)
 
 A Chinese chapter imports its helpers from here, in its one cell tagged `language`;
 every other code cell is the English chapter's, character for character. `check`
 gives its verdict and hints in Chinese, `step_through` labels its rounds in Chinese, and
-`explore_edits` its table.
+`explore_edits` and `scrub_stream` their tables.
 What they show of the engine and the model (messages, tool results, code) stays as it is:
 it is what the model sees. (words.py says how.)
 """
 
 from . import check as _check
 from . import explore_edits as _explore_edits
+from . import scrub_stream as _scrub_stream
 from . import step_through as _step_through
 from .recording import outline, record
 from .scratch import workdir
@@ -21,6 +22,8 @@ from .words import in_language
 
 check = in_language(_check, "zh")
 step_through = in_language(_step_through, "zh")
-explore_edits = in_language(_explore_edits, "zh")  # SPEAKING names these three (a test holds it)
+explore_edits = in_language(_explore_edits, "zh")
+scrub_stream = in_language(_scrub_stream, "zh")  # SPEAKING names these four (a test holds it)
 
-__all__ = ["check", "explore_edits", "outline", "record", "show", "step_through", "workdir"]
+__all__ = ["check", "explore_edits", "outline", "record", "scrub_stream", "show", "step_through",
+           "workdir"]

@@ -1,0 +1,76 @@
+"""The stream scrubber: a stream's tool-call fragments, fed one at a time to the real assembler.
+
+`scrub_stream(deltas)` takes the tool-call deltas of one streamed reply (as
+corecoder.testing.serve.tool_call_deltas shapes them for a provider's dialect) and shows,
+after each one, the calls that `ToolCallAssembler` has put together so far. In JupyterLab it
+is a widget: a slider over the chunks. Its plain-text twin, the one output a page without a
+kernel shows, is a table with one row per chunk: what it carried, and the calls so far.
+"""
+
+from __future__ import annotations
+
+import html
+
+from ..stream import ToolCallAssembler
+from .viewer import display_twin
+from .words import language, say, speaking
+
+
+def fragment(delta: dict) -> str:
+    """One delta in a line: `index=0 id=call_1 name=read_file args='{"pa'`."""
+    function = delta.get("function") or {}
+    parts = [f"index={delta.get('index')}"]
+    parts += [f"id={delta['id']}"] if delta.get("id") else []
+    parts += [f"name={function['name']}"] if function.get("name") else []
+    parts.append(f"args={function.get('arguments', '')!r}")
+    return " ".join(parts)
+
+
+def assembled(deltas: list[dict]) -> list[str]:
+    """The calls the assembler holds after `deltas`, each as `name(arguments so far)`."""
+    calls = ToolCallAssembler()
+    for delta in deltas:
+        function = delta.get("function") or {}
+        calls.add(delta.get("index"), delta.get("id"), function.get("name"),
+                  function.get("arguments"))
+    return [f"{call.name}({call.arguments})" for call in calls.result()]
+
+
+def table(deltas: list[dict]) -> str:
+    """The text twin: one row per chunk, what it carried and the calls so far."""
+    rows = [(str(n), fragment(d), "; ".join(assembled(deltas[:n])))
+            for n, d in enumerate(deltas, 1)]
+    heads = (say("chunk", "块"), say("what it carries", "携带的内容"),
+             say("the calls so far", "目前拼出的调用"))
+    width = max(len(r[1]) for r in rows) if rows else 0
+    lines = [f"{heads[0]:>5}  {heads[1]:<{width}}  {heads[2]}"]
+    lines += [f"{n:>5}  {carried:<{width}}  {calls}" for n, carried, calls in rows]
+    return "\n".join(lines)
+
+
+def scrubber(deltas: list[dict]):
+    """The widget: a slider over the chunks; the chunk, and the calls assembled so far."""
+    import ipywidgets as w  # only here: the rest of the course helpers work without it
+
+    spoken = language()
+    slider = w.IntSlider(value=1, min=1, max=max(len(deltas), 1), description=say("chunk", "块"))
+    page = w.HTML()
+
+    def turn(change=None):
+        with speaking(spoken):  # a slide comes later, from outside the cell that built it
+            n = slider.value
+            calls = "".join(f"<li><code>{html.escape(c)}</code></li>"
+                            for c in assembled(deltas[:n]))
+            page.value = (f"<p><b>{say('chunk', '块')} {n}</b>: "
+                          f"<code>{html.escape(fragment(deltas[n - 1]))}</code></p>"
+                          f"<p>{say('the calls so far', '目前拼出的调用')}:</p><ul>{calls}</ul>"
+                          if deltas else f"<p>{say('no chunks', '没有块')}</p>")
+
+    slider.observe(turn, names="value")
+    turn()
+    return w.VBox([slider, page])
+
+
+def scrub_stream(deltas: list[dict]) -> None:
+    """Show the scrubber with its text twin (under Jupyter with ipywidgets), or print the twin."""
+    display_twin(lambda: scrubber(deltas), table(deltas))
