@@ -138,6 +138,8 @@ FIGURES = [
     Figure("01-the-loop.md", "lines of messages.py", r"`messages.py`, is (\d+) lines", r"`messages.py` 全文共 (\d+) 行",
            lambda: file_lines("corecoder/messages.py")),
     Figure("01-the-loop.md", "built-in tools", r"the (\d+) built-in tools", r"(\d+) 个内置工具", builtin_tools),
+    Figure("03-model.md", "the real client's attempts", r"After (\d+) attempts", r"(\d+) 次尝试之后",
+           lambda: inspect.signature(constant("llm", "LLM")).parameters["max_attempts"].default),
     Figure("02-tools.md", "the characters of a result the model is sent", r"cut to ([\d,]+) characters",
            r"截到 ([\d,]+) 个字符", lambda: constant("calls", "OUTPUT_LIMIT")),
     Figure("02-tools.md", "kept outputs", r"only the newest (\d+)", r"只保留最新的 (\d+) 个",
@@ -169,6 +171,7 @@ INCIDENTAL = [
     r"(?m)^#{2,3} \d\d · ",  # a chapter's number in the index's headings
     r"(?<!\d)400(?=\s*[:：])",  # the HTTP status the chat API answers an illegal history with
     r"CoreCoder 0\.8",  # the name of a peer's release
+    r"127\.0\.0\.1",  # the loopback address, where the course's server listens
     r"\d+(?:\s*(?:to|到)\s*\d+)?\s*(?:minutes|hours|分钟|小时)",  # a reading time: an estimate, not the code
 ]
 

@@ -298,8 +298,13 @@ def answer(source: str, name: str):
     """The function (or class) an exercise cell defines (a solution's closing check left out). The cell may use
     what the chapter defined before it: the message constructors (export cells, identical to corecoder.messages),
     INTERRUPTED, and the call path (admit, perform: chapter 1 imports them before its last exercise); in chapter
-    2, the tools' pieces (Tool, ToolError, split_lines, whole_line_breaks, lines_of), Workspace and Path."""
+    2, the tools' pieces (Tool, ToolError, split_lines, whole_line_breaks, lines_of), Workspace and Path; in
+    chapter 3, ToolCall and Usage (corecoder.messages), Price (corecoder.pricing), json, and _is_json (an export
+    cell of corecoder/stream.py)."""
     from corecoder.calls import admit, perform
+    from corecoder.messages import ToolCall, Usage
+    from corecoder.pricing import Price
+    from corecoder.stream import _is_json
     from corecoder.tools.base import Tool, ToolError, problems
     from corecoder.tools.edit import lines_of, whole_line_breaks
     from corecoder.tools.read import split_lines
@@ -308,7 +313,8 @@ def answer(source: str, name: str):
     namespace = {**vars(corecoder.messages), "INTERRUPTED": INTERRUPTED, "admit": admit, "perform": perform,
                  "json": json, "problems": problems, "check": lambda *args: None,
                  "Tool": Tool, "ToolError": ToolError, "split_lines": split_lines,
-                 "whole_line_breaks": whole_line_breaks, "lines_of": lines_of, "Workspace": Workspace, "Path": Path}
+                 "whole_line_breaks": whole_line_breaks, "lines_of": lines_of, "Workspace": Workspace, "Path": Path,
+                 "ToolCall": ToolCall, "Usage": Usage, "Price": Price, "_is_json": _is_json}
     exec(textwrap.dedent(source), namespace)  # our own notebook's cell
     return namespace[name]
 
@@ -1259,6 +1265,280 @@ def window(lines, offset, limit):  # a bare `raise ToolError` past the end: the 
         return "\\n".join([*shown, f"(end of file, {size})"])
     return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
 """],
+    "ch03.assemble": ["""
+def assemble(deltas):  # keyed by index only: Ollama's parallel calls, all under index 0, become one
+    calls = {}
+    for d in deltas:
+        fn = d["function"]
+        call = calls.setdefault(d["index"], {"id": None, "name": "", "arguments": ""})
+        call["id"] = call["id"] or d.get("id")
+        call["name"] = call["name"] or fn.get("name") or ""
+        if fn.get("arguments") != call["arguments"]:
+            call["arguments"] += fn.get("arguments") or ""
+    return [ToolCall(c["id"] or f"call_{n}", c["name"], c["arguments"]) for n, c in enumerate(calls.values(), 1)]
+""", """
+def assemble(deltas):  # keyed by id only: a fragment that carries no id raises KeyError
+    calls = {}
+    for d in deltas:
+        fn = d["function"]
+        call = calls.setdefault(d["id"], {"name": "", "arguments": ""})
+        call["name"] = call["name"] or fn.get("name") or ""
+        call["arguments"] += fn.get("arguments") or ""
+    return [ToolCall(id, c["name"], c["arguments"]) for id, c in calls.items()]
+""", """
+def assemble(deltas):  # keyed by id only: the fragments that carry no id are dropped
+    calls = {}
+    for d in deltas:
+        if d.get("id"):
+            fn = d["function"]
+            call = calls.setdefault(d["id"], {"name": "", "arguments": ""})
+            call["name"] = call["name"] or fn.get("name") or ""
+            call["arguments"] += fn.get("arguments") or ""
+    return [ToolCall(id, c["name"], c["arguments"]) for id, c in calls.items()]
+""", """
+def assemble(deltas):  # name += ...: a first chunk sent twice, or a name on every chunk, doubles it
+    calls, by_id, by_index = [], {}, {}
+    for d in deltas:
+        index, id, fn = d.get("index"), d.get("id"), d["function"]
+        if id and id in by_id:
+            call = by_id[id]
+        elif not id and index is not None and index in by_index:
+            call = by_index[index]
+        elif not id and calls:
+            call = calls[-1]
+        else:
+            call = {"id": id, "name": "", "arguments": ""}
+            calls.append(call)
+            if id:
+                by_id[id] = call
+            if index is not None:
+                by_index[index] = call
+        call["name"] += fn.get("name") or ""
+        if not (fn.get("arguments") and fn["arguments"] == call["arguments"]):
+            call["arguments"] += fn.get("arguments") or ""
+    return [ToolCall(c["id"] or f"call_{n}", c["name"], c["arguments"]) for n, c in enumerate(calls, 1)]
+""", """
+def assemble(deltas):  # appends every chunk's arguments: a whole chunk sent twice doubles them
+    calls, by_id, by_index = [], {}, {}
+    for d in deltas:
+        index, id, fn = d.get("index"), d.get("id"), d["function"]
+        if id and id in by_id:
+            call = by_id[id]
+        elif not id and index is not None and index in by_index:
+            call = by_index[index]
+        elif not id and calls:
+            call = calls[-1]
+        else:
+            call = {"id": id, "name": "", "arguments": ""}
+            calls.append(call)
+            if id:
+                by_id[id] = call
+            if index is not None:
+                by_index[index] = call
+        call["name"] = call["name"] or fn.get("name") or ""
+        call["arguments"] += fn.get("arguments") or ""
+    return [ToolCall(c["id"] or f"call_{n}", c["name"], c["arguments"]) for n, c in enumerate(calls, 1)]
+""", """
+def assemble(deltas):  # a fragment under an index never seen starts a new call instead of continuing the latest
+    calls, by_id, by_index = [], {}, {}
+    for d in deltas:
+        index, id, fn = d.get("index"), d.get("id"), d["function"]
+        if id and id in by_id:
+            call = by_id[id]
+        elif not id and index is not None and index in by_index:
+            call = by_index[index]
+        elif not id and index is None and calls:
+            call = calls[-1]
+        else:
+            call = {"id": id, "name": "", "arguments": ""}
+            calls.append(call)
+            if id:
+                by_id[id] = call
+            if index is not None:
+                by_index[index] = call
+        call["name"] = call["name"] or fn.get("name") or ""
+        if not (fn.get("arguments") and fn["arguments"] == call["arguments"]):
+            call["arguments"] += fn.get("arguments") or ""
+    return [ToolCall(c["id"] or f"call_{n}", c["name"], c["arguments"]) for n, c in enumerate(calls, 1)]
+""", """
+def assemble(deltas):  # no id made up for a call that came without one: ToolCall(None, ...)
+    calls, by_id, by_index = [], {}, {}
+    for d in deltas:
+        index, id, fn = d.get("index"), d.get("id"), d["function"]
+        if id and id in by_id:
+            call = by_id[id]
+        elif not id and index is not None and index in by_index:
+            call = by_index[index]
+        elif not id and calls:
+            call = calls[-1]
+        else:
+            call = {"id": id, "name": "", "arguments": ""}
+            calls.append(call)
+            if id:
+                by_id[id] = call
+            if index is not None:
+                by_index[index] = call
+        call["name"] = call["name"] or fn.get("name") or ""
+        if not (fn.get("arguments") and fn["arguments"] == call["arguments"]):
+            call["arguments"] += fn.get("arguments") or ""
+    return [ToolCall(c["id"], c["name"], c["arguments"]) for c in calls]
+""", """
+def assemble(deltas):  # an id-less call gets "": the history would refuse it
+    calls, by_id, by_index = [], {}, {}
+    for d in deltas:
+        index, id, fn = d.get("index"), d.get("id"), d["function"]
+        if id and id in by_id:
+            call = by_id[id]
+        elif not id and index is not None and index in by_index:
+            call = by_index[index]
+        elif not id and calls:
+            call = calls[-1]
+        else:
+            call = {"id": id or "", "name": "", "arguments": ""}
+            calls.append(call)
+            if id:
+                by_id[id] = call
+            if index is not None:
+                by_index[index] = call
+        call["name"] = call["name"] or fn.get("name") or ""
+        if not (fn.get("arguments") and fn["arguments"] == call["arguments"]):
+            call["arguments"] += fn.get("arguments") or ""
+    return [ToolCall(c["id"], c["name"], c["arguments"]) for c in calls]
+""", """
+def assemble(deltas):  # returns the calls as dicts, not ToolCall
+    calls, by_id, by_index = [], {}, {}
+    for d in deltas:
+        index, id, fn = d.get("index"), d.get("id"), d["function"]
+        if id and id in by_id:
+            call = by_id[id]
+        elif not id and index is not None and index in by_index:
+            call = by_index[index]
+        elif not id and calls:
+            call = calls[-1]
+        else:
+            call = {"id": id, "name": "", "arguments": ""}
+            calls.append(call)
+            if id:
+                by_id[id] = call
+            if index is not None:
+                by_index[index] = call
+        call["name"] = call["name"] or fn.get("name") or ""
+        if not (fn.get("arguments") and fn["arguments"] == call["arguments"]):
+            call["arguments"] += fn.get("arguments") or ""
+    return [{"id": c["id"] or f"call_{n}", **c} for n, c in enumerate(calls, 1)]
+"""],
+    "ch03.retry_delay": ["""
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # retries a 400: the same request fails the same way
+    if attempt >= max_attempts or not (status in (400, 408, 409, 425, 429) or status >= 500):
+        return None
+    if retry_after is not None:
+        return min(retry_after, 60.0)
+    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # ignores Retry-After: its own backoff, always
+    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
+        return None
+    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # Retry-After not capped: waits 120 s if told so
+    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
+        return None
+    if retry_after is not None:
+        return retry_after
+    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # `if retry_after:` takes Retry-After: 0 for none
+    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
+        return None
+    if retry_after:
+        return min(retry_after, 60.0)
+    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # no jitter: clients that failed together retry together
+    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
+        return None
+    if retry_after is not None:
+        return min(retry_after, 60.0)
+    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1))
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # 2 ** attempt: the first retry waits 2 s, not 1
+    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
+        return None
+    if retry_after is not None:
+        return min(retry_after, 60.0)
+    return min(60.0, 2 ** attempt * (4 if status == 529 else 1)) * (0.5 + rand / 2)
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # gives up one attempt late: a fifth attempt
+    if attempt > max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
+        return None
+    if retry_after is not None:
+        return min(retry_after, 60.0)
+    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # of the 5xx, only 500 and 503 retried
+    if attempt >= max_attempts or status not in (408, 409, 425, 429, 500, 503):
+        return None
+    if retry_after is not None:
+        return min(retry_after, 60.0)
+    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # a 529 (overloaded) waits no longer than any 5xx
+    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
+        return None
+    if retry_after is not None:
+        return min(retry_after, 60.0)
+    return min(60.0, 2 ** (attempt - 1)) * (0.5 + rand / 2)
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # unbounded backoff: 9 attempts wait 256 s
+    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
+        return None
+    if retry_after is not None:
+        return min(retry_after, 60.0)
+    return 2 ** (attempt - 1) * (4 if status == 529 else 1) * (0.5 + rand / 2)
+"""],
+    "ch03.cost": ["""
+def cost(usage, price):  # cached tokens at the input rate: the prompt cache's discount is lost
+    if price is None:
+        return None
+    return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1_000_000
+""", """
+def cost(usage, price):  # 0.0 for an unknown price: "free", and a total would take it as known
+    if price is None:
+        return 0.0
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    rate = price.input if price.cached_input is None else price.cached_input
+    return ((usage.prompt_tokens - cached) * price.input + cached * rate
+            + usage.completion_tokens * price.output) / 1_000_000
+""", """
+def cost(usage, price):  # cached tokens charged on top of the prompt tokens they are part of
+    if price is None:
+        return None
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    rate = price.input if price.cached_input is None else price.cached_input
+    return (usage.prompt_tokens * price.input + cached * rate + usage.completion_tokens * price.output) / 1_000_000
+""", """
+def cost(usage, price):  # no division by 1,000,000: prices are per million tokens
+    if price is None:
+        return None
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    rate = price.input if price.cached_input is None else price.cached_input
+    return (usage.prompt_tokens - cached) * price.input + cached * rate + usage.completion_tokens * price.output
+""", """
+def cost(usage, price):  # cached_input None taken as free: `price.cached_input or 0`
+    if price is None:
+        return None
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    rate = price.cached_input or 0
+    return ((usage.prompt_tokens - cached) * price.input + cached * rate
+            + usage.completion_tokens * price.output) / 1_000_000
+""", """
+def cost(usage, price):  # cached tokens not clamped: a count over prompt_tokens makes the fresh ones negative
+    if price is None:
+        return None
+    rate = price.input if price.cached_input is None else price.cached_input
+    return ((usage.prompt_tokens - usage.cached_tokens) * price.input + usage.cached_tokens * rate
+            + usage.completion_tokens * price.output) / 1_000_000
+"""],
 }
 
 
@@ -1303,6 +1583,50 @@ def window(lines, offset, limit):  # built line by line, with its own message pa
     out.append(f"(end of file, {total})" if n > len(lines)
                else f"(lines {offset}-{n - 1} of {len(lines)}; use offset={n} to read on)")
     return "\\n".join(out)
+"""],
+    "ch03.assemble": ["""
+def assemble(deltas):  # each call a list [id, name, parts], found by a search; a repeat told by its JSON
+    calls, latest_of_index = [], {}
+    for d in deltas:
+        fn = d.get("function") or {}
+        id, index = d.get("id"), d.get("index")
+        call = next((c for c in calls if id and c[0] == id), None)
+        if call is None and not id:
+            call = latest_of_index.get(index, calls[-1] if calls else None)
+        if call is None:
+            call = [id, None, []]
+            calls.append(call)
+            if index is not None:
+                latest_of_index[index] = call
+        call[1] = call[1] or fn.get("name")
+        piece = fn.get("arguments") or ""
+        if piece and piece == "".join(call[2]):
+            try:
+                json.loads(piece)
+                continue
+            except ValueError:
+                pass
+        if piece:
+            call[2].append(piece)
+    return [ToolCall(id or "call_%d" % (n + 1), name or "", "".join(parts))
+            for n, (id, name, parts) in enumerate(calls)]
+"""],
+    "ch03.retry_delay": ["""
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # the tests turned around, the backoff as a shift
+    if attempt > max_attempts - 1 or status < 500 and status not in {408, 409, 425, 429}:
+        return None
+    if retry_after is not None:
+        return 60.0 if retry_after > 60 else retry_after
+    return min((1 << (attempt - 1)) * (4 if status == 529 else 1), 60) * (1 + rand) / 2
+"""],
+    "ch03.cost": ["""
+def cost(usage, price):  # the full price, less the cached tokens' discount
+    if price is None:
+        return None
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    discount = 0 if price.cached_input is None else price.input - price.cached_input
+    full = usage.prompt_tokens * price.input + usage.completion_tokens * price.output
+    return (full - cached * discount) / 1e6
 """],
 }
 

@@ -174,7 +174,37 @@ def _call() -> Diagram:
                    boxes, arrows, text)
 
 
-DIAGRAMS = {"loop": _loop, "engine": _engine, "call": _call}
+def _model() -> Diagram:
+    boxes = {
+        "loop": (0, 0, say("the loop asks\nchat(messages, tools)",
+                           "循环调用\nchat(messages, tools)")),
+        "scripted": (1, 0, say("ScriptedLLM, FunctionLLM:\na script, offline",
+                               "ScriptedLLM、FunctionLLM：\n脚本，离线")),
+        "llm": (1, 1, say("LLM: one request,\nits reply streamed",
+                          "LLM：一次请求，\n回复以流的形式返回")),
+        "server": (2, 1, say("a provider, or\nthe loopback server", "服务商，\n或本地回环服务器")),
+        "failures": (2, 0, say("failures: retried,\nadapted, or explained",
+                               "失败：重试、\n调整参数，或说明原因")),
+        "reply": (0, 1, say("one Reply: text,\ntool calls, usage",
+                            "一个 Reply：文字、\n工具调用、用量")),
+    }
+    arrows = [("loop", "scripted", ""), ("loop", "llm", ""), ("llm", "server", "HTTP"),
+              ("llm", "failures", ""), ("scripted", "reply", ""), ("llm", "reply", "")]
+    text = say("the loop asks chat(messages, tools) of whatever model it has: a scripted one "
+               "(offline), or LLM, which sends one request over HTTP to a provider or to the "
+               "loopback server and reads the reply as a stream; its failures are retried, "
+               "adapted to, or explained; either way the loop gets one Reply: text, tool calls, "
+               "usage",
+               "循环向手里的模型调用 chat(messages, tools)：可以是脚本化模型（离线），"
+               "也可以是 LLM，"
+               "它通过 HTTP 向服务商或本地回环服务器发一次请求，以流的形式读回复；出了错，"
+               "要么重试，要么调整参数，要么说明原因；无论哪种，循环拿到的都是一个 Reply："
+               "文字、工具调用和用量")
+    return Diagram(say("One chat(), three models (chapter 3)", "一个 chat()，三种模型（第 3 章）"),
+                   boxes, arrows, text)
+
+
+DIAGRAMS = {"loop": _loop, "engine": _engine, "call": _call, "model": _model}
 
 
 def markdown(name: str, lang: str) -> str:

@@ -244,7 +244,7 @@ def _why(starts: str, arguments: str) -> str:
     if not arguments.strip():
         return say("empty arguments are no arguments, {}: some providers send \"\" for a call "
                    "that has none, and the engine runs it (only text that is not JSON is bad)",
-                   "空参数就是没有参数，即 {}：有些提供商给不带参数的调用发 \"\"，"
+                   "空参数就是没有参数，即 {}：有些服务商给不带参数的调用发 \"\"，"
                    "引擎照常运行它（只有不是 JSON 的文本才算坏参数）")
     if starts.startswith("bad arguments"):
         return say("arguments that don't parse, aren't an object or don't fit the schema are the "

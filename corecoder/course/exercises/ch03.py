@@ -1,0 +1,708 @@
+"""Checks for the exercises of chapter 3, the real model.
+
+    ch03.assemble     put a streamed reply's tool calls back together from their deltas,
+                      whatever the provider's dialect
+    ch03.retry_delay  how long to wait before the next attempt after a failed one, or None
+                      to give up
+    ch03.cost         the USD cost of one call, from its usage and the model's price
+
+Each feeds cases to the learner's function and stops at the first one it gets wrong, saying
+what went in, what was expected and what came back. The expected answer is always the
+engine's own: `ToolCallAssembler` of stream.py fed the same deltas (made by
+`tool_call_deltas` of testing/serve.py, in every dialect of its QUIRKS, and by hand),
+`LLM.retry_delay` of llm.py given an error shaped like the API's and a fixed random draw,
+`cost_of` of pricing.py. So the checker and the engine cannot disagree.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+from types import SimpleNamespace
+
+from ...llm import LLM
+from ...messages import Reply, ToolCall, Usage
+from ...pricing import Price, cost_of
+from ...stream import ToolCallAssembler
+from ...testing.serve import QUIRKS, tool_call_deltas
+from ..checks import EXPECTED, GOT, Hint, checker, hint
+from ..words import language, say
+
+
+def _call(fn, *args):
+    """Call the learner's `fn`: ("returned", value) or ("raised", the exception). The stub's
+    NotImplementedError goes on to `check`, which says "not implemented yet"."""
+    try:
+        return "returned", fn(*args)
+    except NotImplementedError:
+        raise
+    except (Exception, KeyboardInterrupt, SystemExit) as e:  # whatever it raised, a verdict
+        return "raised", e
+
+
+def _shown(value) -> str:
+    """`repr(value)`, cut short and without memory addresses (a verdict is the same every run);
+    a value whose repr fails is shown by its type."""
+    try:
+        return ADDRESS.sub("", f"{value!r:.300}")
+    except (Exception, KeyboardInterrupt, SystemExit):
+        return f"<{type(value).__name__}>"
+
+
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _raised(e: BaseException) -> str:
+    try:
+        message = str(e)
+    except (Exception, KeyboardInterrupt, SystemExit):
+        message = ""
+    return say("your code raised", "你的代码抛出了") + f" {type(e).__name__}: {message:.300}"
+
+
+def _returned(value) -> str:
+    kind = "" if value is None else f"{type(value).__name__} "
+    return say("your code returned", "你的代码返回了") + f" {kind}{_shown(value)}"
+
+
+def _number(value) -> float | None:
+    """The learner's value as a plain float, or None if it is no number (a bool is none).
+    Read without calling the value's own methods: a subclass cannot run code here."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, int):
+        try:
+            return int.__float__(value)
+        except OverflowError:
+            return float("inf") if value > 0 else float("-inf")
+    return None
+
+
+def _close(a: float | None, b: float | None, tolerance: float) -> bool:
+    return a is not None and b is not None and abs(a - b) <= tolerance
+
+
+# --- ch03.assemble -----------------------------------------------------------------------
+
+NAMES = ("read_file", "grep", "bash")
+PATHS = ("a.py", "src/app.py", "tests/test_stats.py", "README.md")
+PATTERNS = ("TODO", "def main", "température", "import (os|sys)")
+COMMANDS = ("ls", "python3 -m pytest -q", "echo \"héllo, 世界\"", "git status --short")
+SEEDS = (1, 2, 3, 4)  # a reply per seed, in every dialect: of 1, 2, 3 and 3 calls
+SHOWN_DELTAS = 12  # the deltas a hint shows, at most
+
+
+def _arguments(rng: random.Random, name: str) -> str:
+    if rng.random() < 0.2:
+        return "{}"  # a call with no arguments
+    if name == "read_file":
+        args = {"path": rng.choice(PATHS)}
+        if rng.random() < 0.5:
+            args["offset"] = rng.randint(1, 200)
+    elif name == "grep":
+        args = {"pattern": rng.choice(PATTERNS), "path": rng.choice(("src", "."))}
+    else:
+        args = {"command": rng.choice(COMMANDS)}
+    return json.dumps(args, ensure_ascii=False)
+
+
+def _reply(seed: int, calls: int) -> Reply:
+    rng = random.Random(seed)
+    ids = rng.sample(range(1000, 10000), calls)  # distinct: one id is one call
+    tool_calls = []
+    for n in ids:
+        name = rng.choice(NAMES)
+        tool_calls.append(ToolCall(f"call_{n:x}", name, _arguments(rng, name)))
+    return Reply(tool_calls=tool_calls)
+
+
+def _dialect(quirk: str) -> tuple[str, str]:
+    """What a dialect of QUIRKS models, and what to do about it."""
+    en, zh = {
+        "standard": (
+            ("OpenAI's dialect: a call's first chunk carries its index, id and name; the chunks "
+             "after it carry slices of its arguments under the same index, with no id",
+             "a chunk without an id belongs to the call its index names: join the slices of "
+             "arguments in the order they come"),
+            ("OpenAI 的方言：一个调用的第一个数据块带着它的 index、id 和 name；之后的数据块"
+             "在同一个 index 下带着一段段参数，不带 id",
+             "不带 id 的数据块属于它的 index 所指的那个调用：把一段段参数按到达的顺序接起来")),
+        "repeat_first": (
+            ("the first chunk of each call sent twice, as some providers do",
+             "a chunk sent twice is still one chunk: its id is a call already seen, not a new "
+             "one, and the name is set once, not added to"),
+            ("每个调用的第一个数据块都发了两遍，有些服务商就是这样",
+             "发了两遍的数据块仍然只算一个：它的 id 属于一个已经见过的调用，不是新调用；"
+             "name 只设置一次，不往上累加")),
+        "shared_index": (
+            ("parallel calls all under index 0, as Ollama sends them",
+             "an index can be shared, so it does not tell calls apart: a new id means a new "
+             "call, even under an index already seen; a chunk without an id continues the "
+             "latest call of its index"),
+            ("并行工具调用全都在 index 0 下，Ollama 就是这样发的",
+             "index 可能是共用的，靠它分不清调用：出现新的 id 就是一个新调用，即使它的 index "
+             "已经见过；不带 id 的数据块接着它那个 index 下最近的调用")),
+        "null_index": (
+            ("\"index\": null on every chunk, as some gateways send it",
+             "with no index, follow the ids: a new id starts a call, and a chunk with neither "
+             "an id nor an index continues the latest call"),
+            ("每个数据块的 \"index\" 都是 null，有些网关就是这样发的",
+             "没有 index，就跟着 id 走：新的 id 开始一个调用；既没有 id 也没有 index 的数据块，"
+             "接着最近的那个调用")),
+        "stray_index": (
+            ("after a call's first slice of arguments, the rest come under a stray index "
+             "(99, 100, ...) with no id",
+             "a chunk with no id, under an index never seen, continues the latest call: it "
+             "does not start a new one (a new call comes with a new id)"),
+            ("一个调用的第一段参数之后，其余的都在一个对不上的 index（99、100……）下到达，"
+             "也不带 id",
+             "不带 id、index 又从没见过的数据块，接着最近的那个调用，而不是开始一个新调用"
+             "（新调用会带着新的 id 到来）")),
+        "whole": (
+            ("each call whole, in one chunk: index, id, name and all its arguments at once",
+             "a chunk may carry a whole call: its arguments are complete, take them as they "
+             "are"),
+            ("每个调用整个放在一个数据块里：index、id、name 和全部参数一起到",
+             "一个数据块可能带着一个完整的调用：它的参数已经齐了，原样取用就好")),
+        "id_every_chunk": (
+            ("the id and the name repeated on every chunk of a call",
+             "an id already seen continues its call: the name is set once, not added to, and "
+             "the slices of arguments are joined"),
+            ("一个调用的每个数据块都重复带着 id 和 name",
+             "已经见过的 id 接着它的调用：name 只设置一次，不往上累加；各段参数接起来")),
+    }[quirk]
+    return say(en[0], zh[0]), say(en[1], zh[1])
+
+
+def _rule() -> str:
+    return say("The rule: an id decides which call a chunk belongs to; without an id, a known "
+               "index does; without either, the latest call does",
+               "规则是：id 决定数据块属于哪个调用；没有 id，看已知的 index；两者都没有，"
+               "就归最近的那个调用")
+
+
+def _then(first: str, second: str) -> str:
+    """Two sentences of a hint, one after the other."""
+    return first + say(". ", "。") + second
+
+
+def _after(note: str, why: str) -> str:
+    """A note on what the answer did, then what to do: in English, the second sentence starts
+    with a capital."""
+    if not note:
+        return why
+    return note + (why[:1].upper() + why[1:] if language() == "en" else why)
+
+
+def _default_id() -> str:
+    return say("a call that came without an id gets one: call_<n>, n its place in the list "
+               "counted from 1, as ToolCallAssembler.result does (every call in the history "
+               "needs an id, for its result to answer it)",
+               "没带 id 的调用要补上一个：call_<n>，n 是它在列表里的位置，从 1 开始数，"
+               "和 ToolCallAssembler.result 的做法一样（历史里每个调用都要有 id，"
+               "它的结果才能回应它）")
+
+
+def _delta(index, id=None, name=None, arguments="") -> dict:
+    delta = {"index": index}
+    if id is not None:
+        delta |= {"id": id, "type": "function"}
+    function = {"arguments": arguments}
+    if name is not None:
+        function["name"] = name
+    return {**delta, "function": function}
+
+
+def _by_hand() -> list[tuple[str, list[dict], str]]:
+    """(what the case is, its deltas, what to do about it)"""
+    shared = _dialect("shared_index")[1]
+    null = _dialect("null_index")[1]
+    twice = [_delta(0, "call_a1", "read_file", '{"path": "a.py"}'),
+             _delta(1, "call_b2", "grep", "{}")]
+    return [
+        (say("two parallel calls under one shared index 0, the second sent whole",
+             "两个并行工具调用共用 index 0，第二个整个放在一个数据块里"),
+         [_delta(0, "call_a1", "read_file"), _delta(0, arguments='{"path"'),
+          _delta(0, arguments=': "src/app.py"}'),
+          _delta(0, "call_b2", "grep", '{"pattern": "TODO", "path": "."}')],
+         _then(shared, _rule())),
+        (say("\"index\": null on every chunk of three calls",
+             "三个调用的每个数据块的 \"index\" 都是 null"),
+         [_delta(None, "call_a1", "bash"), _delta(None, arguments='{"comma'),
+          _delta(None, arguments='nd": "ls"}'), _delta(None, "call_b2", "read_file"),
+          _delta(None, arguments='{"path": "README.md"}'), _delta(None, "call_c3", "grep"),
+          _delta(None, arguments='{"pattern": "def main"}')],
+         _then(null, _rule())),
+        (say("each call sent whole in one chunk, and that chunk sent twice",
+             "每个调用整个放在一个数据块里，这个数据块又发了两遍"),
+         [twice[0], copy.deepcopy(twice[0]), twice[1], copy.deepcopy(twice[1])],
+         say("a chunk sent twice repeats the complete arguments: keep them once (a slice "
+             "that equals everything the call has so far, and is complete JSON, is a repeat); "
+             "the id and the name count once too",
+             "发了两遍的数据块会把完整的参数再带一遍：只保留一份（一段参数如果和这个调用"
+             "到目前为止的全部参数相同，而且是完整的 JSON，它就是重复的）；id 和 name 也只算一次")),
+        (say("a call with no id on any chunk (some local servers send none)",
+             "一个调用的所有数据块都不带 id（有些本地服务器根本不发 id）"),
+         [_delta(0, name="bash"), _delta(0, arguments='{"comma'),
+          _delta(0, arguments='nd": "pwd"}')],
+         _default_id()),
+    ]
+
+
+def assemble_cases() -> list[tuple[str, list[dict], str]]:
+    """(what the case is, its deltas, what to do about it): every dialect of QUIRKS on replies
+    of 1 to 3 calls, then the cases made by hand."""
+    cases = []
+    for quirk in QUIRKS:
+        about, why = _dialect(quirk)
+        for seed, n in zip(SEEDS, (1, 2, 3, 3), strict=True):
+            reply = _reply(seed + 10 * QUIRKS.index(quirk), n)
+            calls = say(f"{n} call" if n == 1 else f"{n} parallel calls",
+                        f"{n} 个调用" if n == 1 else f"{n} 个并行工具调用")
+            cases.append((say(f"a reply of {calls} in the {quirk!r} dialect ({about})",
+                              f"一条含 {calls}的回复，按 {quirk!r} 方言发送（{about}）"),
+                          tool_call_deltas(reply, quirk), _then(why, _rule())))
+    return cases + _by_hand()
+
+
+def _assembled(deltas: list[dict]) -> list[ToolCall]:
+    """The engine's answer: a ToolCallAssembler fed each delta."""
+    calls = ToolCallAssembler()
+    for d in deltas:
+        fn = d.get("function") or {}
+        calls.add(d.get("index"), d.get("id"), fn.get("name"), fn.get("arguments"))
+    return calls.result()
+
+
+def _show_deltas(deltas: list[dict]) -> str:
+    lines = []
+    for d in deltas[:SHOWN_DELTAS]:
+        fn = d.get("function") or {}
+        parts = [f"index={d.get('index')}"]
+        parts += [f"id={d['id']}"] if "id" in d else []
+        parts += [f"name={fn['name']}"] if "name" in fn else []
+        parts.append(f"args={fn.get('arguments', '')!r}")
+        lines.append("  " + " ".join(parts))
+    if len(deltas) > SHOWN_DELTAS:
+        more = len(deltas) - SHOWN_DELTAS
+        lines.append(say(f"  ... ({more} more deltas)", f"  ……（后面还有 {more} 个增量）"))
+    return "\n".join(lines)
+
+
+class _Other:
+    """A field of the learner's call that is not a string: equal to nothing, shown as it is."""
+
+    def __init__(self, shown: str):
+        self.shown = shown
+
+    def __eq__(self, other) -> bool:
+        return False
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return self.shown
+
+
+def _plain(value):
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return str.__str__(value)  # a plain str: a subclass's own methods never run
+    return _Other(f"{type(value).__name__} {_shown(value)}")
+
+
+def _calls_of(value) -> tuple[list[tuple] | None, str]:
+    """The learner's calls as (id, name, arguments), or None and what is wrong with them."""
+    wanted = say("return a list of ToolCall(id, name, arguments), one for each call, in order",
+                 "返回一个 ToolCall(id, name, arguments) 的列表，每个调用一个，按顺序排")
+    if not isinstance(value, (list, tuple)):
+        return None, _returned(value) + hint(wanted)
+    try:
+        items = list(value)
+        calls = []
+        for item in items:
+            fields = [getattr(item, k, _Other("")) for k in ("id", "name", "arguments")]
+            if any(isinstance(f, _Other) for f in fields):
+                got = say(f"an item of your list is a {type(item).__name__}, not a ToolCall: ",
+                          f"你的列表里有一项是 {type(item).__name__}，不是 ToolCall：")
+                return None, got + _shown(item) + hint(wanted)
+            calls.append(tuple(_plain(f) for f in fields))
+    except (Exception, KeyboardInterrupt, SystemExit) as e:  # a list whose items cannot be read
+        return None, f"{_raised(e)}" + hint(wanted)
+    return calls, ""
+
+
+def _show_calls(calls: list[tuple]) -> str:
+    if not calls:
+        return "  []"
+    return "\n".join(f"  ToolCall({i!r}, {n!r}, {a!r})" for i, n, a in calls)
+
+
+def _assemble_hint(wanted: list[tuple], got: list[tuple], why: str) -> str:
+    """What to fix: what the answer did wrong, when it shows, then what the case models."""
+    if len(got) != len(wanted):
+        made = say(f"{len(got)} call" if len(got) == 1 else f"{len(got)} calls",
+                   f"{len(got)} 个调用")
+        note = say(f"Your code put together {made}; the reply had {len(wanted)}. ",
+                   f"你的代码拼出了 {made}；回复里有 {len(wanted)} 个。")
+        return _after(note, why)
+    for n, ((id, name, arguments), (got_id, got_name, got_arguments)) in enumerate(
+            zip(wanted, got, strict=True), 1):
+        if id == f"call_{n}" and not (isinstance(got_id, str) and got_id):
+            return _default_id()
+        if name and isinstance(got_name, str) and len(got_name) > len(name) \
+                and got_name == name * (len(got_name) // len(name)):
+            note = say("The name came on more than one chunk of a call, and your code added it "
+                       "up: a name is never sliced, set it once. ",
+                       "name 出现在一个调用的不止一个数据块里，你的代码把它们累加起来了："
+                       "name 从来不会被切开，只设置一次。")
+            return _after(note, why)
+        if arguments and got_arguments == arguments * 2:
+            note = say("The same arguments twice: a chunk that repeats them is a repeat, not "
+                       "more arguments. ",
+                       "同样的参数出现了两遍：重复带着它们的数据块是重发的，不是更多的参数。")
+            return _after(note, why)
+    return why
+
+
+@checker("ch03.assemble")
+def check_assemble(assemble) -> None:
+    for about, deltas, why in assemble_cases():
+        given = f"{about}{say(':', '：')}\n{_show_deltas(deltas)}"
+        wanted = [(c.id, c.name, c.arguments) for c in _assembled(deltas)]
+        expected = f"{given}\n{EXPECTED.alone}\n{_show_calls(wanted)}\n"
+        kind, value = _call(assemble, copy.deepcopy(deltas))
+        if kind == "raised":
+            keys = say("Not every chunk carries every key (\"id\", \"name\", ...): read them "
+                       "with .get(). ",
+                       "并不是每个数据块都带着所有的键（\"id\"、\"name\" 等）：用 .get() 读取。"
+                       ) if isinstance(value, KeyError) else ""
+            raise Hint(f"{expected}{GOT}{_raised(value)}" + hint(_after(keys, why)))
+        got, problem = _calls_of(value)
+        if got is None:
+            raise Hint(f"{expected}{GOT}{problem}")
+        if got != wanted:
+            raise Hint(f"{expected}{GOT.alone}\n{_show_calls(got)}"
+                       + hint(_assemble_hint(wanted, got, why)))
+
+
+# --- ch03.retry_delay --------------------------------------------------------------------
+
+MAX_ATTEMPTS = 4
+REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+           408: "Request Timeout", 409: "Conflict", 422: "Unprocessable Entity",
+           425: "Too Early", 429: "Too Many Requests", 500: "Internal Server Error",
+           502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+           529: "Overloaded"}
+STATUSES = tuple(REASONS)
+WAITS = (None, 2.0, 120.0, 0.0)  # Retry-After: none, a short wait, one over the cap, none at all
+DRAWS = (0.5, 0.0, 0.999)  # 0.5 first: there the usual mistakes give different answers
+TOLERANCE = 1e-9
+
+
+class _Failed(Exception):
+    """An API error as the engine meets one: a status, a response whose headers may hold
+    Retry-After, and no body."""
+
+    def __init__(self, status: int, retry_after: float | None):
+        super().__init__(f"HTTP {status}")
+        self.status_code = status
+        headers = {} if retry_after is None else {"retry-after": str(retry_after)}
+        self.response = SimpleNamespace(headers=headers)
+        self.body = None
+
+
+class _Draw:
+    """A random source whose draw is fixed: the jitter the learner is given."""
+
+    def __init__(self, value: float):
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
+
+
+def _engine_delay(status: int, attempt: int, retry_after: float | None,
+                  rand: float, limit: int = MAX_ATTEMPTS) -> float | None:
+    llm = LLM("x", max_attempts=limit)
+    llm.random = _Draw(rand)
+    return llm.retry_delay(_Failed(status, retry_after), attempt)
+
+
+# A client allowed more attempts (LLM(max_attempts=10)) reaches waits that only the cap bounds.
+LONG = 10
+
+
+def retry_cases() -> list[tuple[int, int, float | None, float, int]]:
+    """(status, attempt, retry_after, rand, max_attempts): first a few that each tell one rule,
+    then every combination, then a client allowed more attempts (the backoff's cap)."""
+    told = [(status, 1, None, 0.5) for status in STATUSES]
+    told += [(status, attempt, None, 0.5) for status in (503, 529) for attempt in (1, 2, 3, 4)]
+    told += [(status, attempt, wait, 0.5) for wait in WAITS[1:] for status, attempt in
+             ((429, 1), (503, 2))]
+    told += [(429, 4, 2.0, 0.5), (400, 1, 2.0, 0.5)]
+    every = [(status, attempt, wait, rand) for status in STATUSES for attempt in (1, 2, 3, 4)
+             for wait in WAITS for rand in DRAWS]
+    longer = [(status, attempt, None, 0.5, LONG) for status in (503, 529)
+              for attempt in range(1, LONG + 1)]
+    return [(*case, MAX_ATTEMPTS) for case in told + every] + longer
+
+
+def _worth_retrying(status: int) -> bool:
+    return _engine_delay(status, 1, None, 0.5) is not None
+
+
+def _gave_up_hint(status: int, attempt: int, limit: int = MAX_ATTEMPTS) -> str:
+    """Why None was right."""
+    if not _worth_retrying(status):
+        if status in (401, 403):
+            return say(f"a {status} is the provider refusing the key: asking again with the same "
+                       "key changes nothing. Worth another try are 408, 409, 425, 429 and every "
+                       "5xx",
+                       f"{status} 是服务商拒绝了这个 API 密钥：用同一个密钥再问一次，什么也不会变。"
+                       "值得重试的是 408、409、425、429 和所有 5xx")
+        if status == 404:
+            return say("a 404 says the model or the address does not exist: it will not exist a "
+                       "second later. Worth another try are 408, 409, 425, 429 and every 5xx",
+                       "404 说明模型或地址不存在：过一秒它也不会出现。"
+                       "值得重试的是 408、409、425、429 和所有 5xx")
+        return say(f"a {status} is the request's own fault: the same request fails again. Worth "
+                   "another try are 408, 409, 425, 429 and every 5xx",
+                   f"{status} 是请求本身的错：同样的请求再发一次，还是失败。"
+                   "值得重试的是 408、409、425、429 和所有 5xx")
+    return say(f"attempt counts the attempt that just failed, from 1: with at most "
+               f"{limit} attempts (max_attempts), the failure of attempt {attempt} is the last, "
+               f"so give up (None) once attempt >= max_attempts, even when the provider named a "
+               "wait",
+               f"attempt 是刚失败的那次尝试的序号，从 1 开始数：最多尝试 {limit} 次"
+               "（max_attempts），"
+               f"第 {attempt} 次失败就是最后一次，所以 attempt >= max_attempts 时放弃"
+               "（返回 None），即使服务商给出了等待时间")
+
+
+def _retry_hint(status: int, attempt: int, retry_after: float | None, rand: float,
+                wanted: float, got: float | None, limit: int = MAX_ATTEMPTS) -> str:
+    """Why `wanted` seconds were right, pointing at the mistake `got` shows."""
+    if got is None:
+        if status >= 500:
+            return say(f"a {status} is the server's trouble, not the request's: every 5xx may "
+                       "work a moment later, so retry them all (status >= 500), not only some",
+                       f"{status} 是服务器的问题，不是请求的问题：所有 5xx 过一会儿都可能恢复，"
+                       "所以全部重试（status >= 500），而不是只重试其中几个")
+        if status in (408, 409, 425, 429):
+            return say(f"a {status} ({REASONS[status]}) says \"not now\", not \"never\": 408, "
+                       "409, 425 and 429 are worth another try",
+                       f"{status}（{REASONS[status]}）说的是“现在不行”，不是“永远不行”："
+                       "408、409、425 和 429 都值得重试")
+        return say(f"attempt {attempt} of at most {limit} (max_attempts) failed: tries are left, "
+                   "give up only once attempt >= max_attempts",
+                   f"最多 {limit} 次尝试（max_attempts），失败的是第 {attempt} 次：还有机会，"
+                   "attempt >= max_attempts 时才放弃")
+    jitter = 0.5 + rand / 2
+    backoff = min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1))
+    if retry_after is not None:
+        if retry_after > 60 and _close(got, retry_after, TOLERANCE):
+            return say(f"the provider asked for {retry_after:g} s: wait at most 60 s, "
+                       "min(retry_after, 60.0). A client silent for minutes looks hung, and a "
+                       "header can be wrong",
+                       f"服务商要求等 {retry_after:g} 秒：最多等 60 秒，即 min(retry_after, 60.0)。"
+                       "客户端几分钟没有动静，看上去就像卡死了，何况响应头也可能写错")
+        if retry_after == 0 and (_close(got, backoff * jitter, TOLERANCE)
+                                 or _close(got, backoff, TOLERANCE)):
+            return say("Retry-After: 0 is a wait the provider named, no wait at all: "
+                       "`if retry_after:` takes 0 for none; test `retry_after is not None`",
+                       "Retry-After: 0 也是服务商给出的等待时间，意思是不用等："
+                       "`if retry_after:` 会把 0 当成没有；要判断 `retry_after is not None`")
+        if _close(got, backoff * jitter, TOLERANCE) or _close(got, backoff, TOLERANCE):
+            return say(f"the provider said how long to wait (Retry-After: {retry_after:g}): wait "
+                       "that, at most 60 s, instead of your own backoff. It knows when its limit "
+                       "resets; a guess either comes back too soon or waits for nothing",
+                       f"服务商已经说了要等多久（Retry-After: {retry_after:g}）：就等这么久，"
+                       "最多 60 秒，不用你自己的退避时间。它知道自己的限制什么时候重置；"
+                       "自己猜，不是回来得太早，就是白等")
+        if _close(got, min(retry_after, 60.0) * jitter, TOLERANCE):
+            return say("no jitter on the provider's own wait: it named the moment, wait "
+                       "min(retry_after, 60.0) as it is",
+                       "服务商自己给出的等待时间不加随机抖动：时间点是它定的，"
+                       "原样等 min(retry_after, 60.0)")
+        return say("when the provider names a wait, wait min(retry_after, 60.0) seconds",
+                   "服务商给出等待时间时，等 min(retry_after, 60.0) 秒")
+    rule = say(" With no Retry-After the wait is min(60.0, 2 ** (attempt - 1) * (4 if status "
+               "== 529 else 1)) seconds, times 0.5 + rand / 2",
+               "没有 Retry-After 时，等待 min(60.0, 2 ** (attempt - 1) * (4 if status == 529 "
+               "else 1)) 秒，再乘以 0.5 + rand / 2")
+    uncapped = 2 ** (attempt - 1) * (4 if status == 529 else 1)
+    if uncapped > 60 and _close(got, uncapped * jitter, TOLERANCE):
+        return say(f"{uncapped:g} s is too long: the backoff grows with each attempt, so cap it "
+                   "at 60 s before the jitter, min(60.0, ...). A client silent for minutes looks "
+                   "hung.",
+                   f"{uncapped:g} 秒太长了：退避时间随尝试次数增长，"
+                   "所以要在乘随机抖动之前把它封顶在 "
+                   "60 秒，即 min(60.0, ...)。客户端几分钟没有动静，看上去就像卡死了。") + rule
+    if jitter != 1 and _close(got, backoff, TOLERANCE):
+        return say("no jitter: multiply the backoff by 0.5 + rand / 2, so that clients that "
+                   "failed together do not all come back at the same moment and fail again.",
+                   "没有随机抖动：退避时间要乘以 0.5 + rand / 2，这样一起失败的客户端"
+                   "不会在同一时刻一起回来，再一起失败。") + rule
+    if _close(got, 2 * wanted, TOLERANCE):
+        return say("the first retry waits 2 ** 0 = 1 s (times the jitter), the next 2 s, then "
+                   "4 s: 2 ** (attempt - 1), not 2 ** attempt.",
+                   "第一次重试等 2 ** 0 = 1 秒（再乘以随机抖动），下一次 2 秒，再下一次 4 秒："
+                   "是 2 ** (attempt - 1)，不是 2 ** attempt。") + rule
+    if status == 529 and _close(got, wanted / 4, TOLERANCE):
+        return say("a 529 says the provider is overloaded: it needs longer to recover than one "
+                   "that failed once, so wait 4 times longer (OVERLOADED_BACKOFF).",
+                   "529 说明服务商过载了：它恢复起来比偶尔失败一次的服务商慢，"
+                   "所以要等 4 倍的时间（OVERLOADED_BACKOFF）。") + rule
+    if status != 529 and _close(got, 4 * wanted, TOLERANCE):
+        return say(f"only a 529 (overloaded) gets the longer backoff, not a {status}.",
+                   f"只有 529（过载）才用更长的退避时间，{status} 不用。") + rule
+    return rule.lstrip()
+
+
+@checker("ch03.retry_delay")
+def check_retry_delay(retry_delay) -> None:
+    for status, attempt, retry_after, rand, limit in retry_cases():
+        wanted = _engine_delay(status, attempt, retry_after, rand, limit)
+        asked = (say(f"the provider asked for {retry_after:g} s (Retry-After)",
+                     f"服务商要求等 {retry_after:g} 秒（Retry-After）")
+                 if retry_after is not None else
+                 say("the provider named no wait", "服务商没有给出等待时间"))
+        about = say(f"attempt {attempt} of at most {limit} failed with a {status} "
+                    f"({REASONS[status]}); {asked}; the random draw is {rand}",
+                    f"最多 {limit} 次尝试，第 {attempt} 次失败了，状态码 {status}"
+                    f"（{REASONS[status]}）；{asked}；随机数是 {rand}")
+        extra = () if limit == MAX_ATTEMPTS else (limit,)  # the default, or more attempts
+        shown_limit = "" if limit == MAX_ATTEMPTS else f", max_attempts={limit}"
+        given = (f"{about}{say(':', '：')}\n"
+                 f"retry_delay({status}, {attempt}, {retry_after!r}, {rand!r}{shown_limit})")
+        expected = f"{given}\n{EXPECTED}{wanted!r}\n"
+        kind, value = _call(retry_delay, status, attempt, retry_after, rand, *extra)
+        if kind == "raised":
+            why = (_gave_up_hint(status, attempt, limit) if wanted is None else
+                   _retry_hint(status, attempt, retry_after, rand, wanted, None, limit))
+            if extra and isinstance(value, TypeError):
+                why = say("retry_delay takes a fifth argument, max_attempts (4 when it is not "
+                          "given): def retry_delay(status, attempt, retry_after, rand, "
+                          "max_attempts=4)",
+                          "retry_delay 还有第五个参数 max_attempts（不传时为 4）："
+                          "def retry_delay(status, attempt, retry_after, rand, max_attempts=4)")
+            raise Hint(f"{expected}{GOT}{_raised(value)}" + hint(why))
+        got = _number(value)
+        if value is not None and got is None:
+            why = say("return the seconds to wait as a number, or None to give up",
+                      "返回要等的秒数（一个数），或者返回 None 表示放弃")
+            raise Hint(f"{expected}{GOT}{type(value).__name__} {_shown(value)}" + hint(why))
+        if wanted is None and got is not None:
+            raise Hint(f"{expected}{GOT}{got!r}" + hint(_gave_up_hint(status, attempt, limit)))
+        if wanted is not None and not _close(got, wanted, TOLERANCE):
+            why = _retry_hint(status, attempt, retry_after, rand, wanted, got, limit)
+            raise Hint(f"{expected}{GOT}{got!r}" + hint(why))
+
+
+# --- ch03.cost ---------------------------------------------------------------------------
+
+COST_TOLERANCE = 1e-12
+
+
+def cost_cases() -> list[tuple[str, Usage, Price | None]]:
+    """(what the case is, the call's usage, the model's price)"""
+    return [
+        (say("no cached tokens", "没有缓存命中的 token"),
+         Usage(1200, 300, 0), Price(2.5, 10.0, 1.25)),
+        (say("a prompt cache hit: most of the prompt cached, at a tenth of the input price",
+             "提示词缓存命中：提示词的大部分都已缓存，价格是输入价的十分之一"),
+         Usage(10_000, 500, 8_000), Price(3.0, 15.0, 0.3)),
+        (say("a cache hit at a provider that gives no discount for it (cached_input None)",
+             "缓存命中，但服务商对缓存不打折（cached_input 为 None）"),
+         Usage(10_000, 500, 8_000), Price(0.5, 1.5, None)),
+        (say("a server that counts more cached tokens than prompt tokens",
+             "服务器报告的缓存 token 比提示词的 token 还多"),
+         Usage(1_000, 200, 5_000), Price(2.0, 8.0, 0.5)),
+        (say("a call that used no tokens", "一次没有用掉任何 token 的调用"),
+         Usage(0, 0, 0), Price(2.5, 10.0, 1.25)),
+        (say("a model whose price is unknown (a local model, say)",
+             "一个价格未知的模型（比如本地模型）"),
+         Usage(4_000, 800, 1_000), None),
+        (say("the same usage at a cheap model's price", "同样的用量，按便宜模型的价格"),
+         Usage(5_000, 1_000, 2_000), Price(0.15, 0.6, 0.075)),
+        (say("the same usage at an expensive model's price", "同样的用量，按昂贵模型的价格"),
+         Usage(5_000, 1_000, 2_000), Price(15.0, 75.0, 1.5)),
+    ]
+
+
+def _cost_hint(usage: Usage, price: Price, got: float | None) -> str:
+    """Why cost_of's answer was right, pointing at the mistake `got` shows."""
+    if got is None:
+        return say("the price is known: return what the call cost, in USD",
+                   "价格是已知的：返回这次调用花了多少美元")
+    wanted = cost_of(usage, price)
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    rate = price.input if price.cached_input is None else price.cached_input
+    fresh = usage.prompt_tokens - cached
+    output = usage.completion_tokens * price.output
+    mistakes = [
+        (wanted * 1_000_000,
+         say("prices are USD per million tokens: divide by 1,000,000",
+             "价格的单位是每百万 token 多少美元：要除以 1,000,000")),
+        ((usage.prompt_tokens * price.input + output) / 1_000_000,
+         say("cached tokens cost the cached rate, price.cached_input (a prompt cache hit is "
+             "billed at a fraction of the input price), not the input rate",
+             "缓存命中的 token 按缓存价 price.cached_input 计费（提示词缓存命中的部分只按输入价"
+             "的一小部分收费），不按输入价")),
+        ((usage.prompt_tokens * price.input + cached * rate + output) / 1_000_000,
+         say("cached tokens are part of prompt_tokens, not extra: charge prompt_tokens - cached "
+             "at the input rate and the cached ones at the cached rate, each token once",
+             "缓存命中的 token 包含在 prompt_tokens 里，不是额外的：prompt_tokens - cached "
+             "按输入价，缓存的部分按缓存价，每个 token 只算一次")),
+        ((fresh * price.input + output) / 1_000_000,
+         say("cached_input None means the provider gives no discount for cached tokens: they "
+             "cost the full input price, not nothing",
+             "cached_input 为 None 表示服务商对缓存的 token 不打折：它们按完整的输入价计费，"
+             "而不是免费")),
+        (((usage.prompt_tokens - usage.cached_tokens) * price.input
+          + usage.cached_tokens * rate + output) / 1_000_000,
+         say("a server's count can be off: clamp the cached tokens to the prompt's, "
+             "min(cached_tokens, prompt_tokens), or the fresh tokens go negative",
+             "服务器的计数可能不准：缓存的 token 不能超过提示词的 token，"
+             "取 min(cached_tokens, prompt_tokens)，否则未缓存的 token 会变成负数")),
+    ]
+    for value, why in mistakes:
+        if not _close(value, wanted, COST_TOLERANCE) and _close(got, value, COST_TOLERANCE):
+            return why
+    return say("(fresh * input + cached * cached rate + completion_tokens * output) / 1,000,000, "
+               "where cached = min(cached_tokens, prompt_tokens) and fresh = prompt_tokens - "
+               "cached; the cached rate is cached_input, or input when it is None",
+               "(fresh * input + cached * 缓存价 + completion_tokens * output) / 1,000,000，"
+               "其中 cached = min(cached_tokens, prompt_tokens)，fresh = prompt_tokens - cached；"
+               "缓存价是 cached_input，为 None 时就是 input")
+
+
+@checker("ch03.cost")
+def check_cost(cost) -> None:
+    for about, usage, price in cost_cases():
+        wanted = None if price is None else cost_of(usage, price)
+        given = f"{about}{say(':', '：')}\ncost({usage!r}, {price!r})"
+        expected = f"{given}\n{EXPECTED}{wanted!r}\n"
+        kind, value = _call(cost, usage, price)
+        unknown = say("the price is unknown, so the cost is unknown too: return None. A 0.0 "
+                      "would say the call cost nothing, and a total would count it as known",
+                      "价格未知，成本也就未知：返回 None。返回 0.0 等于说这次调用没花钱，"
+                      "总数也会把它当成已知的成本加进去")
+        if kind == "raised":
+            why = unknown if price is None else _cost_hint(usage, price, None)
+            raise Hint(f"{expected}{GOT}{_raised(value)}" + hint(why))
+        got = _number(value)
+        if value is not None and got is None:
+            why = say("return the cost in USD as a number, or None when the price is unknown",
+                      "返回以美元计的成本（一个数），价格未知时返回 None")
+            raise Hint(f"{expected}{GOT}{type(value).__name__} {_shown(value)}" + hint(why))
+        if wanted is None and got is not None:
+            raise Hint(f"{expected}{GOT}{got!r}" + hint(unknown))
+        if wanted is not None and not _close(got, wanted, COST_TOLERANCE):
+            raise Hint(f"{expected}{GOT}{got!r}" + hint(_cost_hint(usage, price, got)))
