@@ -1428,7 +1428,7 @@ def assemble(deltas):  # returns the calls as dicts, not ToolCall
     return [{"id": c["id"] or f"call_{n}", **c} for n, c in enumerate(calls, 1)]
 """],
     "ch03.retry_delay": ["""
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # retries a 400: the same request fails the same way
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # retries a 400: the same request fails again
     if attempt >= max_attempts or not (status in (400, 408, 409, 425, 429) or status >= 500):
         return None
     if retry_after is not None:
@@ -1454,7 +1454,7 @@ def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # `if retr
         return min(retry_after, 60.0)
     return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
 """, """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # no jitter: clients that failed together retry together
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # no jitter: who failed together retries together
     if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
         return None
     if retry_after is not None:

@@ -42,7 +42,7 @@ skip = [
              "the chapter plays faults through the server, as a provider sends them"),
      "testing/faults.py": "error_body Fault FAULTS check_fault FaultyScriptedLLM"},
     {"why": ("the loopback server's HTTP plumbing: the chapter runs it (raw chunks, every dialect, "
-             "faults, a refused parameter) and shows how it streams; the module's page shows the rest"),
+             "faults, a refused parameter) and shows how it streams; its page shows the rest"),
      "testing/serve.py": (
          "QUIRKS REASONING_FIELDS FRAGMENT FINISH_REASONS HOLD_SECONDS ScriptServer "
          "_server_keys _Handler _invalid _rejection _usage _content completion _chunk_head "
