@@ -192,3 +192,39 @@ def test_a_learner_tries_edits_in_the_explorer_of_chapter_two(browser, lab, name
     click_until(browser, button, edited)
     exercises_unsolved_and_folded(browser, words["unsolved"], 3)
     save(browser)
+
+
+SCRUBBER = {  # what the stream scrubber says, in each language (its twin's heading: not under the widget)
+    "03-model.ipynb": {"chunk": "chunk", "twin": "what it carries", "unsolved": "not implemented yet"},
+    "03-model.zh.ipynb": {"chunk": "块", "twin": "携带的内容", "unsolved": "还没有实现"},
+}
+
+
+@pytest.mark.parametrize("name", list(SCRUBBER))
+def test_a_learner_scrubs_through_a_stream_in_chapter_three(browser, lab, name):
+    url, token, root = lab
+    words = SCRUBBER[name]
+    run_all(browser, url, token, name)
+    scrubber = (f"[...document.querySelectorAll('{PANEL} .jupyter-widgets.widget-vbox')]"
+                ".find(w => w.querySelector('.widget-slider') && !w.querySelector('select'))")
+    browser.wait(f"!!{scrubber}", 30)
+    browser.evaluate(f"{scrubber}.scrollIntoView({{block: 'start'}}) || 1")
+    page = f"{scrubber}.querySelector('.widget-html-content').innerText"
+    first = browser.wait(page)
+    assert f"{words['chunk']} 1" in first and "read_file()" in first and "grep" not in first
+    output_text = browser.evaluate(f"{scrubber}.closest('.jp-OutputArea').innerText")
+    assert words["twin"] not in output_text, "the text twin is printed again under the widget"
+    # click the slider's track at its right end, as a learner would: the last chunk, both calls whole
+    last = 11
+    track = f"{scrubber}.querySelector('.noUi-target')"
+    browser.evaluate(f"{track}.scrollIntoView({{block: 'center'}}) || 1")
+    time.sleep(0.3)  # JupyterLab draws what comes into view: let it settle
+    x, y = browser.evaluate(f"(() => {{ const r = {track}.getBoundingClientRect(); "
+                            "return [r.right - 1, r.y + r.height / 2]; })()")
+    browser.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)  # a pointer arrives first
+    for kind in ("mousePressed", "mouseReleased"):
+        browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+    browser.wait(f"{page}.includes('{words['chunk']} {last}') && {page}.includes('grep(')", 10)
+    assert '"include": "*.py"}' in browser.evaluate(page)
+    exercises_unsolved_and_folded(browser, words["unsolved"], 3)
+    save(browser)
