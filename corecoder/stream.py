@@ -9,9 +9,11 @@ dialect. Others differ, and each difference has broken a real agent:
     "index": null on every chunk (some gateways)    -> follow ids, then the last call
     the id only on the first chunk                  -> later fragments follow the index
     fragments under a stray index with no id        -> they belong to the last call
+    no ids at all, parallel calls by index          -> a name under a new index is a new call
 
 So: an id decides which call a fragment belongs to; without an id, a known index
-does; without either, the latest call does.
+does; without either, the latest call does, unless the fragment names a call under a
+new index: then it is a new call.
 
 Reasoning arrives in `reasoning_content` (DeepSeek, Kimi), `reasoning` (OpenRouter
 and others) or inside the text as <think>...</think> (many open models).
@@ -44,19 +46,19 @@ class ToolCallAssembler:
 
     def add(self, index: int | None, id: str | None, name: str | None,
             arguments: str | None) -> None:
-        call = self._target(index, id)
+        call = self._target(index, id, name)
         if name and not call.name:
             call.name = name
         if arguments and not self._is_repeat(call, arguments):
             call.arguments.append(arguments)
             call.size += len(arguments)
 
-    def _target(self, index: int | None, id: str | None) -> _Partial:
+    def _target(self, index: int | None, id: str | None, name: str | None) -> _Partial:
         if id and id in self.by_id:
             return self.by_id[id]
         if not id and index is not None and index in self.by_index:
             return self.by_index[index]
-        if not id and self.calls:
+        if not id and self.calls and not (name and index is not None):
             return self.calls[-1]  # a stray or null index: it continues the latest call
         call = _Partial(id)
         self.calls.append(call)

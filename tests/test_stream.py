@@ -45,6 +45,18 @@ def test_fragments_under_a_stray_index_without_an_id_continue_the_latest_call():
         ToolCall("a", "grep", '{"pattern": "x"}')]
 
 
+def test_parallel_calls_without_ids_are_told_apart_by_their_indexes():
+    # some local servers send no ids at all: each call's first fragment names it under its own index
+    assert assemble((0, None, "read_file", ""), (1, None, "grep", ""), (0, None, None, '{"path": "a.py"}'),
+                    (1, None, None, '{"pattern": "TODO"}')) == [
+        ToolCall("call_1", "read_file", '{"path": "a.py"}'), ToolCall("call_2", "grep", '{"pattern": "TODO"}')]
+
+
+def test_a_name_repeated_on_every_fragment_under_a_null_index_keeps_one_call():
+    assert assemble((None, None, "grep", '{"pattern"'), (None, None, "grep", ': "x"}')) == [
+        ToolCall("call_1", "grep", '{"pattern": "x"}')]
+
+
 def test_an_id_repeated_on_every_fragment_keeps_one_call():
     assert assemble((0, "a", "grep", '{"pattern"'), (0, "a", "grep", ': "x"}')) == [
         ToolCall("a", "grep", '{"pattern": "x"}')]

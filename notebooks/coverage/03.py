@@ -21,7 +21,7 @@ export = {
 show = {
     "testing/serve.py": "stream_chunks tool_call_deltas",
     "stream.py": "ThinkSplitter",
-    "llm.py": "LLM.client LLM.explain",
+    "llm.py": "LLM.client LLM.explain Shown",
     "trace.py": "Printer",
     "testing/faults.py": "FaultyScriptedLLM",
 }
@@ -31,7 +31,7 @@ skip = [
              "experiments of section 5 run them, and the module's page shows them"),
      "llm.py": (
          "reasoning_of tokens IDLE_TIMEOUT REPLY_TIMEOUT OVERLOADED_BACKOFF OUTPUT_LIMIT_REACHED "
-         "CONTEXT_OVERFLOW StreamDropped ReplyTooSlow NotAReply Shown quota_exhausted QUOTA "
+         "CONTEXT_OVERFLOW StreamDropped ReplyTooSlow NotAReply quota_exhausted QUOTA "
          "TRY_AGAIN overloaded status detail describe"),
      "messages.py": "CUT_SHORT"},
     {"why": ("reading a price table (the built-in one, the user's pricing.json laid over it): "
