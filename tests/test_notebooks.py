@@ -1426,6 +1426,114 @@ def assemble(deltas):  # returns the calls as dicts, not ToolCall
         if not (fn.get("arguments") and fn["arguments"] == call["arguments"]):
             call["arguments"] += fn.get("arguments") or ""
     return [{"id": c["id"] or f"call_{n}", **c} for n, c in enumerate(calls, 1)]
+""", """
+def assemble(deltas):  # a name with no id under a new index continues the latest call: id-less parallel calls merge
+    calls, by_id, by_index = [], {}, {}
+    for d in deltas:
+        index, id, fn = d.get("index"), d.get("id"), d.get("function") or {}
+        if id and id in by_id:
+            call = by_id[id]
+        elif not id and index is not None and index in by_index:
+            call = by_index[index]
+        elif not id and calls:
+            call = calls[-1]
+        else:
+            call = {"id": id, "name": "", "arguments": ""}
+            calls.append(call)
+            if id:
+                by_id[id] = call
+            if index is not None:
+                by_index[index] = call
+        call["name"] = call["name"] or fn.get("name") or ""
+        piece = fn.get("arguments") or ""
+        if not (piece and piece == call["arguments"] and _is_json(piece)):
+            call["arguments"] += piece
+    return [ToolCall(c["id"] or f"call_{n}", c["name"], c["arguments"]) for n, c in enumerate(calls, 1)]
+""", """
+def assemble(deltas):  # never uses the index: a chunk without an id goes to the latest call, so interleaved calls mix
+    calls, by_id = [], {}
+    for d in deltas:
+        id, fn = d.get("id"), d.get("function") or {}
+        if id and id in by_id:
+            call = by_id[id]
+        elif not id and calls:
+            call = calls[-1]
+        else:
+            call = {"id": id, "name": "", "arguments": ""}
+            calls.append(call)
+            if id:
+                by_id[id] = call
+        call["name"] = call["name"] or fn.get("name") or ""
+        piece = fn.get("arguments") or ""
+        if not (piece and piece == call["arguments"] and _is_json(piece)):
+            call["arguments"] += piece
+    return [ToolCall(c["id"] or f"call_{n}", c["name"], c["arguments"]) for n, c in enumerate(calls, 1)]
+""", """
+def assemble(deltas):  # a chunk with an id or a name opens a call, any other goes to the latest: interleaved calls mix
+    calls, by_id = [], {}
+    for d in deltas:
+        id, fn = d.get("id"), d.get("function") or {}
+        if id and id in by_id:
+            call = by_id[id]
+        elif id or fn.get("name") or not calls:
+            call = {"id": id, "name": "", "arguments": ""}
+            calls.append(call)
+            if id:
+                by_id[id] = call
+        else:
+            call = calls[-1]
+        call["name"] = call["name"] or fn.get("name") or ""
+        piece = fn.get("arguments") or ""
+        if not (piece and piece == call["arguments"] and _is_json(piece)):
+            call["arguments"] += piece
+    return [ToolCall(c["id"] or f"call_{n}", c["name"], c["arguments"]) for n, c in enumerate(calls, 1)]
+""", """
+def assemble(deltas):  # drops a slice equal to the slice before it: a run of "=" cut into equal chunks loses some
+    calls, by_id, by_index = [], {}, {}
+    for d in deltas:
+        index, id, fn = d.get("index"), d.get("id"), d.get("function") or {}
+        if id and id in by_id:
+            call = by_id[id]
+        elif not id and index is not None and index in by_index:
+            call = by_index[index]
+        elif not id and calls and not (fn.get("name") and index is not None):
+            call = calls[-1]
+        else:
+            call = {"id": id, "name": "", "arguments": "", "last": None}
+            calls.append(call)
+            if id:
+                by_id[id] = call
+            if index is not None:
+                by_index[index] = call
+        call["name"] = call["name"] or fn.get("name") or ""
+        piece = fn.get("arguments") or ""
+        if piece and piece != call["last"]:
+            call["arguments"] += piece
+        call["last"] = piece or call["last"]
+    return [ToolCall(c["id"] or f"call_{n}", c["name"], c["arguments"]) for n, c in enumerate(calls, 1)]
+""", """
+def assemble(deltas):  # the right calls, last first: the order the history and the results must follow is lost
+    calls, by_id, by_index = [], {}, {}
+    for d in deltas:
+        index, id, fn = d.get("index"), d.get("id"), d.get("function") or {}
+        if id and id in by_id:
+            call = by_id[id]
+        elif not id and index is not None and index in by_index:
+            call = by_index[index]
+        elif not id and calls and not (fn.get("name") and index is not None):
+            call = calls[-1]
+        else:
+            call = {"id": id, "name": "", "arguments": "", "last": None}
+            calls.append(call)
+            if id:
+                by_id[id] = call
+            if index is not None:
+                by_index[index] = call
+        call["name"] = call["name"] or fn.get("name") or ""
+        piece = fn.get("arguments") or ""
+        if not (piece and piece == call["arguments"] and _is_json(piece)):
+            call["arguments"] += piece
+    return [ToolCall(c["id"] or f"call_{n}", c["name"], c["arguments"]) for n, c in enumerate(calls, 1)][::-1]
 """],
     "ch03.retry_delay": ["""
 def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # retries a 400: the same request fails again
@@ -1495,6 +1603,35 @@ def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # unbounde
     if retry_after is not None:
         return min(retry_after, 60.0)
     return 2 ** (attempt - 1) * (4 if status == 529 else 1) * (0.5 + rand / 2)
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # times 0.5 + rand: up to 1.5 times the backoff
+    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
+        return None
+    if retry_after is not None:
+        return min(retry_after, 60.0)
+    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand)
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # rounded to 2 places: not the wait computed
+    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
+        return None
+    if retry_after is not None:
+        return min(retry_after, 60.0)
+    return round(min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2), 2)
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # `or None`: Retry-After: 0 gives up, not retries
+    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
+        return None
+    if retry_after is not None:
+        return min(retry_after, 60.0) or None
+    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
+""", """
+def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # its own draw, random.random(): untestable
+    import random
+    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
+        return None
+    if retry_after is not None:
+        return min(retry_after, 60.0)
+    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + random.random() / 2)
 """],
     "ch03.cost": ["""
 def cost(usage, price):  # cached tokens at the input rate: the prompt cache's discount is lost
@@ -1537,6 +1674,29 @@ def cost(usage, price):  # cached tokens not clamped: a count over prompt_tokens
         return None
     rate = price.input if price.cached_input is None else price.cached_input
     return ((usage.prompt_tokens - usage.cached_tokens) * price.input + usage.cached_tokens * rate
+            + usage.completion_tokens * price.output) / 1_000_000
+""", """
+def cost(usage, price):  # `price.cached_input or price.input`: a free cache (0.0) charged at the full input rate
+    if price is None:
+        return None
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    rate = price.cached_input or price.input
+    return ((usage.prompt_tokens - cached) * price.input + cached * rate
+            + usage.completion_tokens * price.output) / 1_000_000
+""", """
+def cost(usage, price):  # rounded to 6 places: a total of rounded costs drifts from the bill
+    if price is None:
+        return None
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    rate = price.input if price.cached_input is None else price.cached_input
+    return round(((usage.prompt_tokens - cached) * price.input + cached * rate
+                  + usage.completion_tokens * price.output) / 1_000_000, 6)
+""", """
+def cost(usage, price):  # the fresh tokens held at 0, but every cached token charged, even past the prompt's
+    if price is None:
+        return None
+    rate = price.input if price.cached_input is None else price.cached_input
+    return (max(0, usage.prompt_tokens - usage.cached_tokens) * price.input + usage.cached_tokens * rate
             + usage.completion_tokens * price.output) / 1_000_000
 """],
 }
@@ -1591,8 +1751,9 @@ def assemble(deltas):  # each call a list [id, name, parts], found by a search; 
         fn = d.get("function") or {}
         id, index = d.get("id"), d.get("index")
         call = next((c for c in calls if id and c[0] == id), None)
-        if call is None and not id:
-            call = latest_of_index.get(index, calls[-1] if calls else None)
+        if call is None and not id:  # a name under a new index starts a call, else the latest goes on
+            named_anew = fn.get("name") and index is not None
+            call = latest_of_index.get(index, None if named_anew or not calls else calls[-1])
         if call is None:
             call = [id, None, []]
             calls.append(call)
@@ -1627,6 +1788,16 @@ def cost(usage, price):  # the full price, less the cached tokens' discount
     discount = 0 if price.cached_input is None else price.input - price.cached_input
     full = usage.prompt_tokens * price.input + usage.completion_tokens * price.output
     return (full - cached * discount) / 1e6
+""", """
+def cost(usage, price):  # in Decimal, exact to the last digit
+    from decimal import Decimal
+    if price is None:
+        return None
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    rate = price.input if price.cached_input is None else price.cached_input
+    total = ((usage.prompt_tokens - cached) * Decimal(str(price.input)) + cached * Decimal(str(rate))
+             + usage.completion_tokens * Decimal(str(price.output)))
+    return total / 1_000_000
 """],
 }
 

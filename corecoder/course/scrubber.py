@@ -40,7 +40,7 @@ def table(deltas: list[dict]) -> str:
     """The text twin: one row per chunk, what it carried and the calls so far."""
     rows = [(str(n), fragment(d), "; ".join(assembled(deltas[:n])))
             for n, d in enumerate(deltas, 1)]
-    heads = (say("chunk", "块"), say("what it carries", "携带的内容"),
+    heads = (say("chunk", "数据块"), say("what it carries", "携带的内容"),
              say("the calls so far", "目前拼出的调用"))
     width = max(len(r[1]) for r in rows) if rows else 0
     lines = [f"{heads[0]:>5}  {heads[1]:<{width}}  {heads[2]}"]
@@ -53,7 +53,8 @@ def scrubber(deltas: list[dict]):
     import ipywidgets as w  # only here: the rest of the course helpers work without it
 
     spoken = language()
-    slider = w.IntSlider(value=1, min=1, max=max(len(deltas), 1), description=say("chunk", "块"))
+    slider = w.IntSlider(value=1, min=1, max=max(len(deltas), 1),
+                         description=say("chunk", "数据块"))
     page = w.HTML()
 
     def turn(change=None):
@@ -61,10 +62,10 @@ def scrubber(deltas: list[dict]):
             n = slider.value
             calls = "".join(f"<li><code>{html.escape(c)}</code></li>"
                             for c in assembled(deltas[:n]))
-            page.value = (f"<p><b>{say('chunk', '块')} {n}</b>: "
+            page.value = (f"<p><b>{say('chunk', '数据块')} {n}</b>{say(': ', '：')}"
                           f"<code>{html.escape(fragment(deltas[n - 1]))}</code></p>"
-                          f"<p>{say('the calls so far', '目前拼出的调用')}:</p><ul>{calls}</ul>"
-                          if deltas else f"<p>{say('no chunks', '没有块')}</p>")
+                          f"<p>{say('the calls so far:', '目前拼出的调用：')}</p><ul>{calls}</ul>"
+                          if deltas else f"<p>{say('no chunks', '没有数据块')}</p>")
 
     slider.observe(turn, names="value")
     turn()

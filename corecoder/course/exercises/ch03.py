@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import copy
 import json
+import numbers
 import random
 import re
+from decimal import Decimal
 from types import SimpleNamespace
 
 from ...llm import LLM
@@ -68,8 +70,10 @@ def _returned(value) -> str:
 
 
 def _number(value) -> float | None:
-    """The learner's value as a plain float, or None if it is no number (a bool is none).
-    Read without calling the value's own methods: a subclass cannot run code here."""
+    """The learner's value as a plain float, or None if it is no number (a bool is none). An
+    int, a float or a Decimal is read without calling the value's own methods (a subclass
+    cannot run code here); another real number (a Fraction, say) by float(), and whatever that
+    raises makes it no number."""
     if isinstance(value, bool):
         return None
     if isinstance(value, float):
@@ -79,11 +83,37 @@ def _number(value) -> float | None:
             return int.__float__(value)
         except OverflowError:
             return float("inf") if value > 0 else float("-inf")
+    try:
+        if isinstance(value, Decimal):
+            return Decimal.__float__(value)  # (a signalling NaN raises: no number)
+        if isinstance(value, numbers.Real):
+            return float.__float__(float(value))
+    except (Exception, KeyboardInterrupt, SystemExit):
+        return None
     return None
 
 
 def _close(a: float | None, b: float | None, tolerance: float) -> bool:
     return a is not None and b is not None and abs(a - b) <= tolerance
+
+
+def _same(got: float, again: tuple[str, object]) -> bool:
+    """Whether a second call (`_call`'s answer) returned the number `got` again."""
+    kind, value = again
+    number = _number(value) if kind == "returned" else None
+    return number is not None and (number == got or number != number and got != got)
+
+
+def _rounded(got: float | None, wanted: float, tolerance: float) -> int | None:
+    """The decimal places (1 to 9) to which `got` is `wanted` rounded, or None if it is not: a
+    0 is no rounding told (it is what many other mistakes give)."""
+    if not got:
+        return None
+    for places in range(1, 10):
+        near = round(wanted, places)
+        if not _close(near, wanted, tolerance) and _close(got, near, tolerance):
+            return places
+    return None
 
 
 # --- ch03.assemble -----------------------------------------------------------------------
@@ -157,11 +187,11 @@ def _dialect(quirk: str) -> tuple[str, str]:
             ("after a call's first slice of arguments, the rest come under a stray index "
              "(99, 100, ...) with no id",
              "a chunk with no id, under an index never seen, continues the latest call: it "
-             "does not start a new one (a new call comes with a new id)"),
-            ("一个调用的第一段参数之后，其余的都在一个对不上的 index（99、100……）下到达，"
+             "does not start a new one (a new call comes with a new id, or with a name)"),
+            ("一个调用的第一段参数之后，其余的都在一个陌生的 index（99、100……）下到达，"
              "也不带 id",
              "不带 id、index 又从没见过的数据块，接着最近的那个调用，而不是开始一个新调用"
-             "（新调用会带着新的 id 到来）")),
+             "（新调用会带着新的 id 或 name 到来）")),
         "whole": (
             ("each call whole, in one chunk: index, id, name and all its arguments at once",
              "a chunk may carry a whole call: its arguments are complete, take them as they "
@@ -180,9 +210,10 @@ def _dialect(quirk: str) -> tuple[str, str]:
 
 def _rule() -> str:
     return say("The rule: an id decides which call a chunk belongs to; without an id, a known "
-               "index does; without either, the latest call does",
+               "index does; without either, the latest call does, unless the chunk names a call "
+               "under a new index: then it is a new call",
                "规则是：id 决定数据块属于哪个调用；没有 id，看已知的 index；两者都没有，"
-               "就归最近的那个调用")
+               "就归最近的那个调用，除非这个数据块在一个新的 index 下带着 name：那它就是一个新调用")
 
 
 def _then(first: str, second: str) -> str:
@@ -221,6 +252,15 @@ def _by_hand() -> list[tuple[str, list[dict], str]]:
     """(what the case is, its deltas, what to do about it)"""
     shared = _dialect("shared_index")[1]
     null = _dialect("null_index")[1]
+    interleaved = say("the chunks of parallel calls may interleave: a chunk without an id "
+                      "belongs to the call its index names, not to the latest call",
+                      "并行工具调用的数据块可能交错到达：不带 id 的数据块属于它的 index "
+                      "所指的那个调用，而不是最近的那个调用")
+    no_ids = say("with no ids at all, the index tells the calls apart: a chunk with a name "
+                 "but no id, under an index not seen before, starts a new call, and the chunks "
+                 "after it follow their index",
+                 "完全没有 id 时，靠 index 区分调用：带 name 却不带 id、index 又是第一次出现的"
+                 "数据块，开始一个新调用；之后的数据块跟着各自的 index 走")
     twice = [_delta(0, "call_a1", "read_file", '{"path": "a.py"}'),
              _delta(1, "call_b2", "grep", "{}")]
     return [
@@ -250,6 +290,33 @@ def _by_hand() -> list[tuple[str, list[dict], str]]:
          [_delta(0, name="bash"), _delta(0, arguments='{"comma'),
           _delta(0, arguments='nd": "pwd"}')],
          _default_id()),
+        (say("two parallel calls whose chunks interleave: both first chunks, then slices of "
+             "arguments for 0, 1, 0, 1, each with its index and no id",
+             "两个并行工具调用的数据块交错到达：先是两个调用各自的第一个数据块，然后是 0、1、"
+             "0、1 的参数片段，每段都带着 index，不带 id"),
+         [_delta(0, "call_a1", "read_file"), _delta(1, "call_b2", "grep"),
+          _delta(0, arguments='{"path": '), _delta(1, arguments='{"pattern": "TODO", '),
+          _delta(0, arguments='"src/app.py"}'), _delta(1, arguments='"path": "."}')],
+         _then(interleaved, _rule())),
+        (say("two parallel calls with no id on any chunk, interleaved: the first chunk of "
+             "each under index 0 and 1, then slices of arguments for 0, 1, 0, 1",
+             "两个并行工具调用，所有数据块都不带 id，而且交错到达：各自的第一个数据块在 "
+             "index 0 和 1 下，然后是 0、1、0、1 的参数片段"),
+         [_delta(0, name="read_file"), _delta(1, name="grep"), _delta(0, arguments='{"path"'),
+          _delta(1, arguments='{"pattern"'), _delta(0, arguments=': "a.py"}'),
+          _delta(1, arguments=': "TODO"}')],
+         _then(no_ids, _rule())),
+        (say("a call whose arguments hold a run of one character, streamed in equal slices",
+             "一个调用的参数里有一长串相同的字符，按同样长的片段发过来"),
+         [_delta(0, "call_w1", "write_file"),
+          _delta(0, arguments='{"path": "NOTES.md", "content": "'),
+          *(_delta(0, arguments="=" * 7) for _ in range(4)), _delta(0, arguments='"}')],
+         say("a slice of arguments may equal the slice before it (a run of \"=\" or of "
+             "spaces, cut into equal chunks): keep every slice. Only a slice that equals "
+             "everything the call has so far, and is complete JSON, is a repeat",
+             "一段参数可能和前一段完全相同（一长串 \"=\" 或空格，被切成同样长的片段）："
+             "每一段都要保留。只有和这个调用到目前为止的全部参数相同、而且是完整 JSON 的"
+             "那一段，才是重复的")),
     ]
 
 
@@ -289,7 +356,7 @@ def _show_deltas(deltas: list[dict]) -> str:
         lines.append("  " + " ".join(parts))
     if len(deltas) > SHOWN_DELTAS:
         more = len(deltas) - SHOWN_DELTAS
-        lines.append(say(f"  ... ({more} more deltas)", f"  ……（后面还有 {more} 个增量）"))
+        lines.append(say(f"  ... ({more} more deltas)", f"  ……（后面还有 {more} 个 delta）"))
     return "\n".join(lines)
 
 
@@ -351,6 +418,13 @@ def _assemble_hint(wanted: list[tuple], got: list[tuple], why: str) -> str:
         note = say(f"Your code put together {made}; the reply had {len(wanted)}. ",
                    f"你的代码拼出了 {made}；回复里有 {len(wanted)} 个。")
         return _after(note, why)
+    if sorted(got, key=repr) == sorted(wanted, key=repr):
+        note = say("Your code put together the right calls, in another order. ",
+                   "你的代码拼出的调用都对，只是顺序不对。")
+        return _after(note, say("return them in the order the calls first appeared (the order "
+                                "of their first chunks)",
+                                "按各个调用第一次出现的顺序返回（也就是它们第一个数据块到达的"
+                                "顺序）"))
     for n, ((id, name, arguments), (got_id, got_name, got_arguments)) in enumerate(
             zip(wanted, got, strict=True), 1):
         if id == f"call_{n}" and not (isinstance(got_id, str) and got_id):
@@ -360,12 +434,12 @@ def _assemble_hint(wanted: list[tuple], got: list[tuple], why: str) -> str:
             note = say("The name came on more than one chunk of a call, and your code added it "
                        "up: a name is never sliced, set it once. ",
                        "name 出现在一个调用的不止一个数据块里，你的代码把它们累加起来了："
-                       "name 从来不会被切开，只设置一次。")
+                       "name 从来不分段发送，只设置一次就好。")
             return _after(note, why)
         if arguments and got_arguments == arguments * 2:
             note = say("The same arguments twice: a chunk that repeats them is a repeat, not "
                        "more arguments. ",
-                       "同样的参数出现了两遍：重复带着它们的数据块是重发的，不是更多的参数。")
+                       "同样的参数出现了两遍：再次带着整份参数的数据块是重发，不是新增的参数。")
             return _after(note, why)
     return why
 
@@ -394,14 +468,19 @@ def check_assemble(assemble) -> None:
 # --- ch03.retry_delay --------------------------------------------------------------------
 
 MAX_ATTEMPTS = 4
-REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-           408: "Request Timeout", 409: "Conflict", 422: "Unprocessable Entity",
-           425: "Too Early", 429: "Too Many Requests", 500: "Internal Server Error",
-           502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
-           529: "Overloaded"}
+REASONS = {400: ("Bad Request", "错误请求"), 401: ("Unauthorized", "未授权"),
+           403: ("Forbidden", "禁止访问"), 404: ("Not Found", "未找到"),
+           408: ("Request Timeout", "请求超时"), 409: ("Conflict", "冲突"),
+           422: ("Unprocessable Entity", "无法处理的实体"), 425: ("Too Early", "过早"),
+           429: ("Too Many Requests", "请求过多"), 500: ("Internal Server Error", "服务器内部错误"),
+           502: ("Bad Gateway", "网关错误"), 503: ("Service Unavailable", "服务不可用"),
+           504: ("Gateway Timeout", "网关超时"), 529: ("Overloaded", "过载")}
 STATUSES = tuple(REASONS)
 WAITS = (None, 2.0, 120.0, 0.0)  # Retry-After: none, a short wait, one over the cap, none at all
-DRAWS = (0.5, 0.0, 0.999)  # 0.5 first: there the usual mistakes give different answers
+# The draw of the cases that each tell one rule: at 0.25 the usual mistakes (no jitter, 0.5 + rand,
+# 2 ** attempt, a rounded wait) all give different answers. At 0.5, 0.5 + rand is no jitter.
+TOLD_DRAW = 0.25
+DRAWS = (0.5, 0.0, 0.999)
 TOLERANCE = 1e-9
 
 
@@ -441,16 +520,22 @@ LONG = 10
 def retry_cases() -> list[tuple[int, int, float | None, float, int]]:
     """(status, attempt, retry_after, rand, max_attempts): first a few that each tell one rule,
     then every combination, then a client allowed more attempts (the backoff's cap)."""
-    told = [(status, 1, None, 0.5) for status in STATUSES]
-    told += [(status, attempt, None, 0.5) for status in (503, 529) for attempt in (1, 2, 3, 4)]
-    told += [(status, attempt, wait, 0.5) for wait in WAITS[1:] for status, attempt in
+    draw = TOLD_DRAW
+    told = [(status, 1, None, draw) for status in STATUSES]
+    told += [(status, attempt, None, draw) for status in (503, 529) for attempt in (1, 2, 3, 4)]
+    told += [(status, attempt, wait, draw) for wait in WAITS[1:] for status, attempt in
              ((429, 1), (503, 2))]
-    told += [(429, 4, 2.0, 0.5), (400, 1, 2.0, 0.5)]
+    told += [(429, 4, 2.0, draw), (400, 1, 2.0, draw)]
     every = [(status, attempt, wait, rand) for status in STATUSES for attempt in (1, 2, 3, 4)
              for wait in WAITS for rand in DRAWS]
-    longer = [(status, attempt, None, 0.5, LONG) for status in (503, 529)
+    longer = [(status, attempt, None, TOLD_DRAW, LONG) for status in (503, 529)
               for attempt in range(1, LONG + 1)]
     return [(*case, MAX_ATTEMPTS) for case in told + every] + longer
+
+
+def _reason(status: int) -> str:
+    """The reason phrase of an HTTP status, in the language spoken."""
+    return say(*REASONS[status])
 
 
 def _worth_retrying(status: int) -> bool:
@@ -464,7 +549,8 @@ def _gave_up_hint(status: int, attempt: int, limit: int = MAX_ATTEMPTS) -> str:
             return say(f"a {status} is the provider refusing the key: asking again with the same "
                        "key changes nothing. Worth another try are 408, 409, 425, 429 and every "
                        "5xx",
-                       f"{status} 是服务商拒绝了这个 API 密钥：用同一个密钥再问一次，什么也不会变。"
+                       f"{status} 表示服务商拒绝了这个 API 密钥："
+                       "用同一个密钥再问一次，什么也不会变。"
                        "值得重试的是 408、409、425、429 和所有 5xx")
         if status == 404:
             return say("a 404 says the model or the address does not exist: it will not exist a "
@@ -489,15 +575,22 @@ def _retry_hint(status: int, attempt: int, retry_after: float | None, rand: floa
                 wanted: float, got: float | None, limit: int = MAX_ATTEMPTS) -> str:
     """Why `wanted` seconds were right, pointing at the mistake `got` shows."""
     if got is None:
+        if retry_after == 0:
+            return say("Retry-After: 0 is a wait too, of 0 s: retry at once, return 0.0. None "
+                       "would give up (`min(retry_after, 60.0) or None` takes 0.0 for no wait "
+                       "named)",
+                       "Retry-After: 0 也是一个等待时间，等 0 秒：马上重试，返回 0.0。"
+                       "返回 None 就是放弃了（`min(retry_after, 60.0) or None` 会把 0.0 "
+                       "当成没有给出等待时间）")
         if status >= 500:
             return say(f"a {status} is the server's trouble, not the request's: every 5xx may "
                        "work a moment later, so retry them all (status >= 500), not only some",
                        f"{status} 是服务器的问题，不是请求的问题：所有 5xx 过一会儿都可能恢复，"
                        "所以全部重试（status >= 500），而不是只重试其中几个")
         if status in (408, 409, 425, 429):
-            return say(f"a {status} ({REASONS[status]}) says \"not now\", not \"never\": 408, "
+            return say(f"a {status} ({_reason(status)}) says \"not now\", not \"never\": 408, "
                        "409, 425 and 429 are worth another try",
-                       f"{status}（{REASONS[status]}）说的是“现在不行”，不是“永远不行”："
+                       f"{status}（{_reason(status)}）说的是“现在不行”，不是“永远不行”："
                        "408、409、425 和 429 都值得重试")
         return say(f"attempt {attempt} of at most {limit} (max_attempts) failed: tries are left, "
                    "give up only once attempt >= max_attempts",
@@ -537,6 +630,14 @@ def _retry_hint(status: int, attempt: int, retry_after: float | None, rand: floa
                "没有 Retry-After 时，等待 min(60.0, 2 ** (attempt - 1) * (4 if status == 529 "
                "else 1)) 秒，再乘以 0.5 + rand / 2")
     uncapped = 2 ** (attempt - 1) * (4 if status == 529 else 1)
+    places = _rounded(got, wanted, TOLERANCE)
+    if places is not None:
+        return say(f"don't round: {got!r} is {wanted!r} rounded to {places} decimal places. "
+                   "Return the wait as computed; round only where it is shown to a person "
+                   "(f\"{wait:.1f} s\").",
+                   f"不要取整：{got!r} 是 {wanted!r} 四舍五入到 {places} 位小数的结果。"
+                   "按算出来的值返回；只在显示给人看的地方才取整（f\"{wait:.1f} s\"）。"
+                   ) + rule
     if uncapped > 60 and _close(got, uncapped * jitter, TOLERANCE):
         return say(f"{uncapped:g} s is too long: the backoff grows with each attempt, so cap it "
                    "at 60 s before the jitter, min(60.0, ...). A client silent for minutes looks "
@@ -547,8 +648,13 @@ def _retry_hint(status: int, attempt: int, retry_after: float | None, rand: floa
     if jitter != 1 and _close(got, backoff, TOLERANCE):
         return say("no jitter: multiply the backoff by 0.5 + rand / 2, so that clients that "
                    "failed together do not all come back at the same moment and fail again.",
-                   "没有随机抖动：退避时间要乘以 0.5 + rand / 2，这样一起失败的客户端"
+                   "你没有乘随机抖动：退避时间要乘以 0.5 + rand / 2，这样一起失败的客户端"
                    "不会在同一时刻一起回来，再一起失败。") + rule
+    if rand and _close(got, backoff * (0.5 + rand), TOLERANCE):
+        return say("the factor is 0.5 + rand / 2, between 0.5 and 1: the jitter only shortens "
+                   "the backoff. 0.5 + rand reaches 1.5, waiting longer than the backoff.",
+                   "系数是 0.5 + rand / 2，在 0.5 到 1 之间：随机抖动只会缩短退避时间。"
+                   "0.5 + rand 最大到 1.5，会比退避时间等得更久。") + rule
     if _close(got, 2 * wanted, TOLERANCE):
         return say("the first retry waits 2 ** 0 = 1 s (times the jitter), the next 2 s, then "
                    "4 s: 2 ** (attempt - 1), not 2 ** attempt.",
@@ -574,9 +680,9 @@ def check_retry_delay(retry_delay) -> None:
                  if retry_after is not None else
                  say("the provider named no wait", "服务商没有给出等待时间"))
         about = say(f"attempt {attempt} of at most {limit} failed with a {status} "
-                    f"({REASONS[status]}); {asked}; the random draw is {rand}",
+                    f"({_reason(status)}); {asked}; the random draw is {rand}",
                     f"最多 {limit} 次尝试，第 {attempt} 次失败了，状态码 {status}"
-                    f"（{REASONS[status]}）；{asked}；随机数是 {rand}")
+                    f"（{_reason(status)}）；{asked}；随机数是 {rand}")
         extra = () if limit == MAX_ATTEMPTS else (limit,)  # the default, or more attempts
         shown_limit = "" if limit == MAX_ATTEMPTS else f", max_attempts={limit}"
         given = (f"{about}{say(':', '：')}\n"
@@ -595,9 +701,18 @@ def check_retry_delay(retry_delay) -> None:
             raise Hint(f"{expected}{GOT}{_raised(value)}" + hint(why))
         got = _number(value)
         if value is not None and got is None:
-            why = say("return the seconds to wait as a number, or None to give up",
-                      "返回要等的秒数（一个数），或者返回 None 表示放弃")
+            why = say("return the seconds to wait as a number (a float), or None to give up",
+                      "返回要等的秒数（一个数，比如 float），或者返回 None 表示放弃")
             raise Hint(f"{expected}{GOT}{type(value).__name__} {_shown(value)}" + hint(why))
+        if got is not None and not _same(got, _call(retry_delay, status, attempt, retry_after,
+                                                    rand, *extra)):
+            why = say("use the rand you are given, not a draw of your own (random.random()): the "
+                      "same inputs must give the same wait (a test could not check it otherwise)",
+                      "用传进来的 rand，不要自己再抽随机数（random.random()）：同样的输入必须"
+                      "得到同样的等待时间（否则测试就没法检查它）")
+            raise Hint(f"{expected}{GOT}" + say(
+                "a different answer when your code was called again with the same inputs",
+                "用同样的输入再调用一次你的代码，得到的答案不一样") + hint(why))
         if wanted is None and got is not None:
             raise Hint(f"{expected}{GOT}{got!r}" + hint(_gave_up_hint(status, attempt, limit)))
         if wanted is not None and not _close(got, wanted, TOLERANCE):
@@ -623,7 +738,7 @@ def cost_cases() -> list[tuple[str, Usage, Price | None]]:
          Usage(10_000, 500, 8_000), Price(0.5, 1.5, None)),
         (say("a server that counts more cached tokens than prompt tokens",
              "服务器报告的缓存 token 比提示词的 token 还多"),
-         Usage(1_000, 200, 5_000), Price(2.0, 8.0, 0.5)),
+         Usage(1_000, 200, 3_000), Price(2.0, 8.0, 0.5)),
         (say("a call that used no tokens", "一次没有用掉任何 token 的调用"),
          Usage(0, 0, 0), Price(2.5, 10.0, 1.25)),
         (say("a model whose price is unknown (a local model, say)",
@@ -633,6 +748,12 @@ def cost_cases() -> list[tuple[str, Usage, Price | None]]:
          Usage(5_000, 1_000, 2_000), Price(0.15, 0.6, 0.075)),
         (say("the same usage at an expensive model's price", "同样的用量，按昂贵模型的价格"),
          Usage(5_000, 1_000, 2_000), Price(15.0, 75.0, 1.5)),
+        (say("a provider whose prompt cache is free (cached_input 0.0)",
+             "一家提示词缓存免费的服务商（cached_input 为 0.0）"),
+         Usage(10_000, 500, 8_000), Price(1.0, 2.0, 0.0)),
+        (say("an irregular usage, whose cost has many decimals",
+             "一次用量不规整的调用，成本有很多位小数"),
+         Usage(1_234, 567, 89), Price(1.25, 10.0, 0.125)),
     ]
 
 
@@ -646,7 +767,29 @@ def _cost_hint(usage: Usage, price: Price, got: float | None) -> str:
     rate = price.input if price.cached_input is None else price.cached_input
     fresh = usage.prompt_tokens - cached
     output = usage.completion_tokens * price.output
+    places = _rounded(got, wanted, COST_TOLERANCE)
+    if places is not None:
+        return say(f"don't round: {got!r} is {wanted!r} rounded to {places} decimal places. "
+                   "Round only where a cost is shown (f\"${cost:.4f}\"): a total of rounded "
+                   "costs drifts away from the bill",
+                   f"不要取整：{got!r} 是 {wanted!r} 四舍五入到 {places} 位小数的结果。"
+                   "只在显示成本的地方才取整（f\"${cost:.4f}\"）：把取整过的成本加起来，"
+                   "总数会和账单越差越远")
+    free = [] if price.cached_input != 0 else [
+        ((fresh * price.input + cached * price.input + output) / 1_000_000,
+         say("cached_input 0.0 is a price: the cache is free. `price.cached_input or "
+             "price.input` takes 0.0 for None and charges the full input rate; test "
+             "`price.cached_input is None`",
+             "cached_input 为 0.0 也是一个价格：缓存免费。`price.cached_input or price.input` "
+             "会把 0.0 当成 None，按完整的输入价计费；要判断 `price.cached_input is None`"))]
+    none = [] if price.cached_input is not None else [
+        ((fresh * price.input + output) / 1_000_000,
+         say("cached_input None means the provider gives no discount for cached tokens: they "
+             "cost the full input price, not nothing",
+             "cached_input 为 None 表示服务商对缓存的 token 不打折：它们按完整的输入价计费，"
+             "而不是免费"))]
     mistakes = [
+        *free,
         (wanted * 1_000_000,
          say("prices are USD per million tokens: divide by 1,000,000",
              "价格的单位是每百万 token 多少美元：要除以 1,000,000")),
@@ -660,17 +803,23 @@ def _cost_hint(usage: Usage, price: Price, got: float | None) -> str:
              "at the input rate and the cached ones at the cached rate, each token once",
              "缓存命中的 token 包含在 prompt_tokens 里，不是额外的：prompt_tokens - cached "
              "按输入价，缓存的部分按缓存价，每个 token 只算一次")),
-        ((fresh * price.input + output) / 1_000_000,
-         say("cached_input None means the provider gives no discount for cached tokens: they "
-             "cost the full input price, not nothing",
-             "cached_input 为 None 表示服务商对缓存的 token 不打折：它们按完整的输入价计费，"
-             "而不是免费")),
+        *none,
         (((usage.prompt_tokens - usage.cached_tokens) * price.input
           + usage.cached_tokens * rate + output) / 1_000_000,
          say("a server's count can be off: clamp the cached tokens to the prompt's, "
              "min(cached_tokens, prompt_tokens), or the fresh tokens go negative",
              "服务器的计数可能不准：缓存的 token 不能超过提示词的 token，"
              "取 min(cached_tokens, prompt_tokens)，否则未缓存的 token 会变成负数")),
+        ((max(0, usage.prompt_tokens - usage.cached_tokens) * price.input
+          + usage.cached_tokens * rate + output) / 1_000_000,
+         say("clamp the cached tokens, not only the fresh ones: a prompt cannot have more "
+             "cached tokens than tokens, min(cached_tokens, prompt_tokens). With the fresh ones "
+             f"held at 0 but every cached one charged, a prompt of {usage.prompt_tokens} tokens "
+             f"is billed for {usage.cached_tokens}",
+             "要限制的是缓存的 token，而不只是未缓存的：提示词里缓存的 token 不可能比它的"
+             "全部 token 还多，取 min(cached_tokens, prompt_tokens)。只把未缓存的压到 0，"
+             f"却把每个缓存的 token 都计费，{usage.prompt_tokens} 个 token 的提示词就按 "
+             f"{usage.cached_tokens} 个收费了")),
     ]
     for value, why in mistakes:
         if not _close(value, wanted, COST_TOLERANCE) and _close(got, value, COST_TOLERANCE):
@@ -699,8 +848,9 @@ def check_cost(cost) -> None:
             raise Hint(f"{expected}{GOT}{_raised(value)}" + hint(why))
         got = _number(value)
         if value is not None and got is None:
-            why = say("return the cost in USD as a number, or None when the price is unknown",
-                      "返回以美元计的成本（一个数），价格未知时返回 None")
+            why = say("return the cost in USD as a number (a float), or None when the price "
+                      "is unknown",
+                      "返回以美元计的成本（一个数，比如 float），价格未知时返回 None")
             raise Hint(f"{expected}{GOT}{type(value).__name__} {_shown(value)}" + hint(why))
         if wanted is None and got is not None:
             raise Hint(f"{expected}{GOT}{got!r}" + hint(unknown))
