@@ -195,8 +195,8 @@ def test_a_learner_tries_edits_in_the_explorer_of_chapter_two(browser, lab, name
 
 
 SCRUBBER = {  # what the stream scrubber says, in each language (its twin's heading: not under the widget)
-    "03-model.ipynb": {"chunk": "chunk", "twin": "what it carries", "unsolved": "not implemented yet"},
-    "03-model.zh.ipynb": {"chunk": "数据块", "twin": "携带的内容", "unsolved": "还没有实现"},
+    "03-model.ipynb": {"chunk": "chunk", "twin": "what the chunk carries", "unsolved": "not implemented yet"},
+    "03-model.zh.ipynb": {"chunk": "数据块", "twin": "数据块携带的内容", "unsolved": "还没有实现"},
 }
 
 

@@ -52,6 +52,18 @@ def attempt(fn: Callable, *args, given: str):
         raise Hint(f"{given}\n{raised} {type(e).__name__}: {e}") from None
 
 
+def outcome(fn: Callable, *args) -> tuple[str, object]:
+    """Call the learner's `fn`: ("returned", its value) or ("raised", the exception), for a
+    checker that judges what was raised too. The stub's NotImplementedError goes on to `check`,
+    which says "not implemented yet"."""
+    try:
+        return "returned", fn(*args)
+    except NotImplementedError:
+        raise
+    except (Exception, KeyboardInterrupt, SystemExit) as e:  # whatever it raised, a verdict
+        return "raised", e
+
+
 def expect(got, wanted, given: str, why: str = "") -> None:
     """Fail with a hint unless `got == wanted`."""
     if got != wanted:

@@ -36,16 +36,33 @@ def assembled(deltas: list[dict]) -> list[str]:
     return [f"{call.name}({call.arguments})" for call in calls.result()]
 
 
+def changed(deltas: list[dict], n: int) -> str:
+    """The call chunk `n` went to, as it stands after it: `call 2: grep({"patte)`, its text cut
+    at the front to fit a row (the newest piece is at its end)."""
+    before, after = assembled(deltas[: n - 1]), assembled(deltas[:n])
+    i = next((i for i, call in enumerate(after) if i >= len(before) or call != before[i]),
+             len(after) - 1)
+    text = after[i] if len(after[i]) <= CALL_WIDTH else "…" + after[i][-(CALL_WIDTH - 1):]
+    return say(f"call {i + 1}: ", f"调用 {i + 1}：") + text
+
+
+CALL_WIDTH = 20  # characters of a call shown in a row of the twin, so that a row fits a page
+
+
 def table(deltas: list[dict]) -> str:
-    """The text twin: one row per chunk, what it carried and the calls so far."""
-    rows = [(str(n), fragment(d), "; ".join(assembled(deltas[:n])))
-            for n, d in enumerate(deltas, 1)]
-    heads = (say("chunk", "数据块"), say("what it carries", "携带的内容"),
-             say("the calls so far", "目前拼出的调用"))
+    """The text twin: one row per chunk, what it carried and the call it went to, so far."""
+    rows = [(str(n), fragment(d), changed(deltas, n)) for n, d in enumerate(deltas, 1)]
     width = max(len(r[1]) for r in rows) if rows else 0
-    lines = [f"{heads[0]:>5}  {heads[1]:<{width}}  {heads[2]}"]
-    lines += [f"{n:>5}  {carried:<{width}}  {calls}" for n, carried, calls in rows]
+    carries = say("what the chunk carries", "数据块携带的内容")
+    lines = [f"  #  {carries}{' ' * max(1, width + 2 - _columns(carries))}"
+             + say("the call it went to, so far", "它归入的调用（目前为止）")]
+    lines += [f"{n:>3}  {carried:<{width}}  {calls}" for n, carried, calls in rows]
     return "\n".join(lines)
+
+
+def _columns(text: str) -> int:
+    """Columns a string takes in a monospaced font: a CJK character takes two."""
+    return sum(2 if "\u2e80" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef" else 1 for c in text)
 
 
 def scrubber(deltas: list[dict]):

@@ -37,19 +37,8 @@ from ...tools.base import Tool, ToolError
 from ...tools.edit import exact, lines_of
 from ...tools.read import ReadFile
 from ...workspace import Workspace
-from ..checks import EXPECTED, GOT, Hint, attempt, checker, expect, hint
+from ..checks import EXPECTED, GOT, Hint, attempt, checker, expect, hint, outcome
 from ..words import say
-
-
-def _call(fn, *args):
-    """Call the learner's `fn`: ("returned", value) or ("raised", the exception). The stub's
-    NotImplementedError goes on to `check`, which says "not implemented yet"."""
-    try:
-        return "returned", fn(*args)
-    except NotImplementedError:
-        raise
-    except (Exception, KeyboardInterrupt, SystemExit) as e:  # whatever it raised, a verdict
-        return "raised", e
 
 
 def _raised(e: BaseException) -> str:
@@ -662,7 +651,7 @@ def check_unique_place(find_place) -> None:
     for about, text, old, why in place_cases():
         given = f"{about}{say(':', '：')}\nfind_place({text!r}, {old!r})"
         places = exact(text, old, "")
-        kind, value = _call(find_place, text, old)
+        kind, value = outcome(find_place, text, old)
         if len(places) != 1:
             _refuse(text, old, places, given, kind, value, why)
             continue
@@ -779,7 +768,7 @@ def check_window(window) -> None:
         for about, lines, offset, limit in window_cases():
             given = f"{about}{say(':', '：')}\nwindow({lines!r}, {offset}, {limit})"
             wanted = _read_file(Path(tmp), lines, offset, limit)
-            kind, value = _call(window, list(lines), offset, limit)
+            kind, value = outcome(window, list(lines), offset, limit)
             if wanted is None:
                 _window_refusal(given, kind, value, len(lines))
                 continue

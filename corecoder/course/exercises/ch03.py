@@ -29,19 +29,8 @@ from ...messages import Reply, ToolCall, Usage
 from ...pricing import Price, cost_of
 from ...stream import ToolCallAssembler
 from ...testing.serve import QUIRKS, tool_call_deltas
-from ..checks import EXPECTED, GOT, Hint, checker, hint
+from ..checks import EXPECTED, GOT, Hint, checker, hint, outcome
 from ..words import language, say
-
-
-def _call(fn, *args):
-    """Call the learner's `fn`: ("returned", value) or ("raised", the exception). The stub's
-    NotImplementedError goes on to `check`, which says "not implemented yet"."""
-    try:
-        return "returned", fn(*args)
-    except NotImplementedError:
-        raise
-    except (Exception, KeyboardInterrupt, SystemExit) as e:  # whatever it raised, a verdict
-        return "raised", e
 
 
 def _shown(value) -> str:
@@ -98,7 +87,7 @@ def _close(a: float | None, b: float | None, tolerance: float) -> bool:
 
 
 def _same(got: float, again: tuple[str, object]) -> bool:
-    """Whether a second call (`_call`'s answer) returned the number `got` again."""
+    """Whether a second call (`outcome`'s answer) returned the number `got` again."""
     kind, value = again
     number = _number(value) if kind == "returned" else None
     return number is not None and (number == got or number != number and got != got)
@@ -450,7 +439,7 @@ def check_assemble(assemble) -> None:
         given = f"{about}{say(':', '：')}\n{_show_deltas(deltas)}"
         wanted = [(c.id, c.name, c.arguments) for c in _assembled(deltas)]
         expected = f"{given}\n{EXPECTED.alone}\n{_show_calls(wanted)}\n"
-        kind, value = _call(assemble, copy.deepcopy(deltas))
+        kind, value = outcome(assemble, copy.deepcopy(deltas))
         if kind == "raised":
             keys = say("Not every chunk carries every key (\"id\", \"name\", ...): read them "
                        "with .get(). ",
@@ -688,7 +677,7 @@ def check_retry_delay(retry_delay) -> None:
         given = (f"{about}{say(':', '：')}\n"
                  f"retry_delay({status}, {attempt}, {retry_after!r}, {rand!r}{shown_limit})")
         expected = f"{given}\n{EXPECTED}{wanted!r}\n"
-        kind, value = _call(retry_delay, status, attempt, retry_after, rand, *extra)
+        kind, value = outcome(retry_delay, status, attempt, retry_after, rand, *extra)
         if kind == "raised":
             why = (_gave_up_hint(status, attempt, limit) if wanted is None else
                    _retry_hint(status, attempt, retry_after, rand, wanted, None, limit))
@@ -704,7 +693,7 @@ def check_retry_delay(retry_delay) -> None:
             why = say("return the seconds to wait as a number (a float), or None to give up",
                       "返回要等的秒数（一个数，比如 float），或者返回 None 表示放弃")
             raise Hint(f"{expected}{GOT}{type(value).__name__} {_shown(value)}" + hint(why))
-        if got is not None and not _same(got, _call(retry_delay, status, attempt, retry_after,
+        if got is not None and not _same(got, outcome(retry_delay, status, attempt, retry_after,
                                                     rand, *extra)):
             why = say("use the rand you are given, not a draw of your own (random.random()): the "
                       "same inputs must give the same wait (a test could not check it otherwise)",
@@ -838,7 +827,7 @@ def check_cost(cost) -> None:
         wanted = None if price is None else cost_of(usage, price)
         given = f"{about}{say(':', '：')}\ncost({usage!r}, {price!r})"
         expected = f"{given}\n{EXPECTED}{wanted!r}\n"
-        kind, value = _call(cost, usage, price)
+        kind, value = outcome(cost, usage, price)
         unknown = say("the price is unknown, so the cost is unknown too: return None. A 0.0 "
                       "would say the call cost nothing, and a total would count it as known",
                       "价格未知，成本也就未知：返回 None。返回 0.0 等于说这次调用没花钱，"
