@@ -1915,3 +1915,23 @@ def test_the_student_edition_runs_top_to_bottom_and_its_checks_fail_cleanly(stud
         if is_check(cell):
             printed = "".join(o.get("text", "") for o in cell.outputs)
             assert "not implemented yet" in printed and "Traceback" not in printed
+
+
+def test_the_reassembly_check_ends_inside_a_real_agent_whose_history_must_equal_the_scripted_ones(tmp_path):
+    from corecoder.course.checks import Hint
+    from corecoder.course.exercises import ch03
+    from corecoder.messages import ToolCall
+
+    def by_index_only(deltas):  # merges the parallel calls of a dialect that shares one index
+        calls = {}
+        for delta in deltas:
+            call = calls.setdefault(delta.get("index"), [delta.get("id"), "", ""])
+            call[1] = call[1] or delta["function"].get("name") or ""
+            call[2] += delta["function"].get("arguments") or ""
+        return [ToolCall(id or f"call_{n}", name, args) for n, (id, name, args) in enumerate(calls.values(), 1)]
+
+    for name, text in ch03.AGENT_FILES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    ch03._through_an_agent(by_index_only, "standard", tmp_path)  # one index per call: right there
+    with pytest.raises(Hint, match="a real Agent whose model streams its tool calls in the shared_index dialect"):
+        ch03._through_an_agent(by_index_only, "shared_index", tmp_path)

@@ -12,6 +12,11 @@ engine's own: `ToolCallAssembler` of stream.py fed the same deltas (made by
 `tool_call_deltas` of testing/serve.py, in every dialect of its QUIRKS, and by hand),
 `LLM.retry_delay` of llm.py given an error shaped like the API's and a fixed random draw,
 `cost_of` of pricing.py. So the checker and the engine cannot disagree.
+
+`ch03.assemble` then plugs the learner's function into a real `Agent`: a model (a
+FunctionLLM, which checks every request as the API does) whose tool calls are streamed in each
+dialect and put back together by it, beside the same script played by ScriptedLLM, through the
+real read_file. The two histories must be equal: the chapter's own claim, one script, two models.
 """
 
 from __future__ import annotations
@@ -21,15 +26,20 @@ import json
 import numbers
 import random
 import re
+import tempfile
 from decimal import Decimal
+from pathlib import Path
 from types import SimpleNamespace
 
+from ...agent import Agent
 from ...llm import LLM
 from ...messages import Reply, ToolCall, Usage
 from ...pricing import Price, cost_of
+from ...scripted import FunctionLLM, ScriptedLLM, parse_turn
 from ...stream import ToolCallAssembler
 from ...testing.serve import QUIRKS, tool_call_deltas
-from ..checks import EXPECTED, GOT, Hint, checker, hint, outcome
+from ...tools import ReadFile
+from ..checks import EXPECTED, GOT, Hint, checker, describe, hint, outcome
 from ..words import language, say
 
 
@@ -452,6 +462,60 @@ def check_assemble(assemble) -> None:
         if got != wanted:
             raise Hint(f"{expected}{GOT.alone}\n{_show_calls(got)}"
                        + hint(_assemble_hint(wanted, got, why)))
+    with tempfile.TemporaryDirectory(prefix="corecoder-ch03-") as folder:
+        for name, text in AGENT_FILES.items():
+            Path(folder, name).write_text(text, encoding="utf-8")
+        for quirk in QUIRKS:
+            _through_an_agent(assemble, quirk, Path(folder))
+
+
+# Last, in a real Agent with the real read_file: the same script played by ScriptedLLM, and by a
+# model whose tool calls are streamed in a dialect and come back through the learner's assemble.
+# The oracle is the chapter's claim: the two histories are equal (and FunctionLLM checks every
+# request the way the API does).
+AGENT_FILES = {"calc.py": "def mean(values):\n    return sum(values) / (len(values) - 1)\n",
+               "notes.md": "# Notes\n\nmean() is wrong\n"}
+AGENT_SCRIPT = [
+    {"text": "Let me read both.",
+     "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}},
+                    {"name": "read_file", "arguments": {"path": "notes.md", "offset": 3}}]},
+    "It divides by one too few.",
+]
+
+
+def _through_an_agent(assemble, quirk: str, folder: Path) -> None:
+    replies = [parse_turn(turn, i) for i, turn in enumerate(AGENT_SCRIPT)]
+    played: list[Reply] = []
+
+    def model(messages, tools) -> Reply:
+        reply = replies[len(played)]
+        played.append(reply)
+        if not reply.tool_calls:
+            return reply
+        calls = assemble(copy.deepcopy(tool_call_deltas(reply, quirk)))
+        return Reply(reply.text, [ToolCall(c.id, c.name, c.arguments) for c in calls])
+
+    fake = Agent(ScriptedLLM(AGENT_SCRIPT), [ReadFile()], cwd=folder)
+    fake.chat("Why is mean wrong?")
+    given = say(f"a real Agent whose model streams its tool calls in the {quirk} dialect and "
+                "puts them back together with your assemble; the model asks for two reads, "
+                "then answers",
+                f"一个真实的 Agent，它的模型以 {quirk} 方言流式发送工具调用，再用你的 assemble "
+                "拼装回来；模型先请求读两个文件，然后回答")
+    mine = Agent(FunctionLLM(model), [ReadFile()], cwd=folder)
+    try:
+        mine.chat("Why is mean wrong?")
+    except (Exception, KeyboardInterrupt, SystemExit) as e:
+        raise Hint(f"{given}\n{_raised(e)}") from None
+    if mine.messages != fake.messages:
+        at = next((i for i, (a, b) in enumerate(zip(mine.messages, fake.messages, strict=False))
+                   if a != b), min(len(mine.messages), len(fake.messages)))
+        why = say("the same script, played by ScriptedLLM, gives the history above; yours must "
+                  "be the same, call for call",
+                  "同一份脚本由 ScriptedLLM 来演，得到的是上面那段历史；你的必须一模一样，"
+                  "调用一个不差")
+        raise Hint(f"{given}\n{EXPECTED.alone}\n{describe(fake.messages, at)}\n"
+                   f"{GOT.alone}\n{describe(mine.messages, at)}" + hint(why))
 
 
 # --- ch03.retry_delay --------------------------------------------------------------------
