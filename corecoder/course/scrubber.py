@@ -37,16 +37,16 @@ def assembled(deltas: list[dict]) -> list[str]:
 
 
 def changed(deltas: list[dict], n: int) -> str:
-    """The call chunk `n` went to, as it stands after it: `call 2: grep({"patte)`, its text cut
-    at the front to fit a row (the newest piece is at its end)."""
+    """The call chunk `n` went to, as it stands after it: `#2 grep({"patte)`, its text cut at
+    the front to fit a row (the newest piece is at its end)."""
     before, after = assembled(deltas[: n - 1]), assembled(deltas[:n])
     i = next((i for i, call in enumerate(after) if i >= len(before) or call != before[i]),
              len(after) - 1)
     text = after[i] if len(after[i]) <= CALL_WIDTH else "…" + after[i][-(CALL_WIDTH - 1):]
-    return say(f"call {i + 1}: ", f"调用 {i + 1}：") + text
+    return f"#{i + 1} {text}"
 
 
-CALL_WIDTH = 20  # characters of a call shown in a row of the twin, so that a row fits a page
+CALL_WIDTH = 22  # characters of a call shown in a row of the twin, so that a row fits a page
 
 
 def table(deltas: list[dict]) -> str:
@@ -55,7 +55,7 @@ def table(deltas: list[dict]) -> str:
     width = max(len(r[1]) for r in rows) if rows else 0
     carries = say("what the chunk carries", "数据块携带的内容")
     lines = [f"  #  {carries}{' ' * max(1, width + 2 - _columns(carries))}"
-             + say("the call it went to, so far", "它归入的调用（目前为止）")]
+             + say("its call so far", "所归调用（目前）")]
     lines += [f"{n:>3}  {carried:<{width}}  {calls}" for n, carried, calls in rows]
     return "\n".join(lines)
 
