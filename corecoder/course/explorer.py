@@ -22,7 +22,7 @@ from ..tools.base import ToolError
 from ..tools.edit import EditFile
 from ..workspace import Workspace
 from .viewer import display_twin
-from .words import language, say, speaking
+from .words import columns, language, say, speaking
 
 SAMPLE = "sample.py"
 
@@ -75,7 +75,7 @@ def table(text: str, attempts: list[tuple[str, str, str]]) -> str:
         got = attempt(text, old, new)
         matched = got.matched or say("refused: ", "拒绝：") + _reason(got.answer)
         rows.append([label, matched, got.line or "-", crlf_kept(text, got.after)])
-    widths = [max(_width(row[i]) for row in [heads, *rows]) for i in range(len(heads))]
+    widths = [max(columns(row[i]) for row in [heads, *rows]) for i in range(len(heads))]
     lines = [say(f"edit_file on {SAMPLE} ({_endings(text)}), each attempt on a fresh copy:",
                  f"对 {SAMPLE}（{_endings(text)}）调用 edit_file，每次尝试都用一份新副本："), ""]
     lines += ["  ".join(_pad(cell, w) for cell, w in zip(row, widths, strict=True)).rstrip()
@@ -96,13 +96,8 @@ def _endings(text: str) -> str:
     return say(f"{lines} lines", f"{lines} 行")
 
 
-def _width(text: str) -> int:
-    """Columns a string takes in a monospaced font: a CJK character takes two."""
-    return sum(2 if "\u2e80" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef" else 1 for c in text)
-
-
 def _pad(text: str, width: int) -> str:
-    return text + " " * (width - _width(text))
+    return text + " " * (width - columns(text))
 
 
 def _visible(text: str) -> str:

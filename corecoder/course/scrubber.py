@@ -13,7 +13,7 @@ import html
 
 from ..stream import ToolCallAssembler
 from .viewer import display_twin
-from .words import language, say, speaking
+from .words import columns, language, say, speaking
 
 
 def fragment(delta: dict) -> str:
@@ -54,15 +54,10 @@ def table(deltas: list[dict]) -> str:
     rows = [(str(n), fragment(d), changed(deltas, n)) for n, d in enumerate(deltas, 1)]
     width = max(len(r[1]) for r in rows) if rows else 0
     carries = say("what the chunk carries", "数据块携带的内容")
-    lines = [f"  #  {carries}{' ' * max(1, width + 2 - _columns(carries))}"
+    lines = [f"  #  {carries}{' ' * max(1, width + 2 - columns(carries))}"
              + say("its call so far", "所归调用（目前）")]
     lines += [f"{n:>3}  {carried:<{width}}  {calls}" for n, carried, calls in rows]
     return "\n".join(lines)
-
-
-def _columns(text: str) -> int:
-    """Columns a string takes in a monospaced font: a CJK character takes two."""
-    return sum(2 if "\u2e80" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef" else 1 for c in text)
 
 
 def scrubber(deltas: list[dict]):

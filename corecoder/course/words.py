@@ -59,3 +59,9 @@ def in_language(fn: Callable, lang: str) -> Callable:
             return fn(*args, **kwargs)
 
     return speaking_fn
+
+
+def columns(text: str) -> int:
+    """Columns a string takes in a monospaced font: a CJK character takes two (a text twin's
+    table lines up in both languages)."""
+    return sum(2 if "\u2e80" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef" else 1 for c in text)
