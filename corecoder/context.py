@@ -7,7 +7,8 @@ every round. So before each round the context policy looks at the estimated size
     1. trim   (default at 50 %) long old tool outputs shrink to head and tail, in
               place. No model call: cheap, and what goes is what matters least.
     2. summarize (70 %) older turns become one structured summary written by the
-              model; recent turns stay word for word.
+              model (the agent's, or a cheaper one: `summarizer`); recent turns stay
+              word for word.
     3. reset  (90 %) an emergency: the summary and the latest turn only.
 
 A cut never separates a tool call from its results: cuts fall only where a turn
@@ -41,11 +42,12 @@ class Compactor:
     """The three-tier policy. One instance serves one agent (it listens to its usage)."""
 
     def __init__(self, window: int | None = None, tiers: tuple[float, ...] = (0.5, 0.7, 0.9),
-                 keep_recent: int = 8, trim_over: int = 2_000):
+                 keep_recent: int = 8, trim_over: int = 2_000, summarizer=None):
         self.window = window  # None: from the model's name (tokens.window_for)
         self.tiers = tiers
         self.keep_recent = keep_recent  # messages a summary keeps word for word
         self.trim_over = trim_over  # tier 1 trims old tool outputs longer than this many characters
+        self.summarizer = summarizer  # a model for the summaries (a cheaper one); None: the agent's
         self.estimate = Estimate()
         self.counted: tuple[tuple, int] = ((), 0)  # the tools' names, and what they cost a request
         self.agent = None
@@ -127,9 +129,10 @@ class Compactor:
             if isinstance(event, Retrying):
                 agent.emit(event)
 
-        reply = agent.llm.chat([system(SUMMARY_PROMPT), user(ask)], None, show_retries)
-        if reply.usage:  # it costs money (its anchor goes when the summary replaces the history)
-            agent.emit(UsageReported(reply.usage, agent.llm.model))
+        llm = self.summarizer or agent.llm
+        reply = llm.chat([system(SUMMARY_PROMPT), user(ask)], None, show_retries)
+        if reply.usage:  # it costs money, at its model's price (the anchor goes with the summary)
+            agent.emit(UsageReported(reply.usage, llm.model))
         if not reply.text.strip():
             raise ValueError("the model returned an empty summary")
         return reply.text.strip()

@@ -255,6 +255,26 @@ def test_the_summary_is_not_shown_as_an_answer_and_its_cost_is_counted():
     assert [e.usage.prompt_tokens for e in events if isinstance(e, UsageReported)] == [5_000]
 
 
+def test_a_summarizer_of_its_own_writes_the_summaries_and_its_usage_is_billed_to_its_model():
+    from corecoder.events import UsageReported
+
+    cheap = FunctionLLM(lambda messages, tools: {
+        "text": "Goal: fix the bug.", "usage": {"prompt_tokens": 3_000, "completion_tokens": 40}},
+        model="cheap-model")
+    main = ScriptedLLM([{"text": "done", "usage": {"prompt_tokens": 900, "completion_tokens": 5}}])
+    history = [user("go"), *[m for n in range(10) for m in round_trip(n, "y" * 1_600)]]
+    agent = Agent(main, [Echo()], context=Compactor(window=6_000, keep_recent=4, summarizer=cheap))
+    agent.messages = history
+    events = []
+    agent.subscribe(events.append)
+    assert agent.run() == "done"
+    assert len(cheap.requests) == 1 and cheap.requests[0]["messages"][0]["content"] == SUMMARY_PROMPT
+    assert len(main.requests) == 1  # the agent's own model was asked only for the answer
+    assert agent.messages[0]["content"].endswith("Goal: fix the bug.")
+    billed = [(e.model, e.usage.prompt_tokens) for e in events if isinstance(e, UsageReported)]
+    assert billed == [("cheap-model", 3_000), ("scripted", 900)]
+
+
 def test_a_latest_turn_too_big_for_the_window_is_trimmed_so_the_session_goes_on():
     calls = [ToolCall(f"r{i}", "echo", '{"text": "a"}') for i in range(3)]
     history = [user("read them"), assistant("", calls), *[tool_result(c.id, "z" * 20_000) for c in calls]]
