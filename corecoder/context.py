@@ -51,6 +51,7 @@ class Compactor:
         self.estimate = Estimate()
         self.counted: tuple[tuple, int] = ((), 0)  # the tools' names, and what they cost a request
         self.agent = None
+        self.last: Compacted | None = None  # what the latest tier did, as its event said it
 
     def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]:
         """Called before every model call; `overflow` when the provider said it was too long."""
@@ -68,13 +69,14 @@ class Compactor:
             messages = self._trim(agent, messages, size, keep=0)
         return messages
 
-    def compact(self, agent, focus: str | None = None) -> Compacted:
-        """`/compact [focus]`: summarize now, whatever the size."""
+    def compact(self, agent, focus: str | None = None) -> Compacted | None:
+        """`/compact [focus]`: summarize now, whatever the size. What was done (a summary, or a
+        drop if summarizing failed), or None when nothing is older than the turns kept."""
         self._listen(agent)
-        before = self.estimate.of(agent.messages, self.overhead(agent))
-        agent.messages = self._summarize(agent, agent.messages, before, focus=focus)
-        after = self.estimate.of(agent.messages, self.overhead(agent))
-        return Compacted("summarize", before, after)
+        old = agent.messages
+        agent.messages = self._summarize(agent, old, self.estimate.of(old, self.overhead(agent)),
+                                         focus=focus)
+        return self.last if agent.messages is not old else None
 
     def overhead(self, agent) -> int:
         """What every request carries besides the history: the system prompt (about 500 tokens)
@@ -139,10 +141,11 @@ class Compactor:
 
     def _replace(self, agent, tier: str, after: list[dict], size: int,
                  forget: bool = True) -> list[dict]:
+        check_history(after)  # after every tier: a bug in a cut fails here, not as a 400 later
         if forget:  # older messages are gone: the last usage report no longer applies
-            check_history(after)  # (a trim changes contents only: the shape stays as legal)
             self.estimate.forget()
-        agent.emit(Compacted(tier, size, self.estimate.of(after, self.overhead(agent))))
+        self.last = Compacted(tier, size, self.estimate.of(after, self.overhead(agent)))
+        agent.emit(self.last)
         return after
 
     def _listen(self, agent) -> None:

@@ -141,6 +141,17 @@ def test_compact_by_hand_passes_the_focus_to_the_summarizer():
     check_history(agent.messages)
 
 
+def test_compact_by_hand_says_what_it_did_a_drop_when_the_summary_fails_or_none_when_nothing_is_old():
+    def down(messages, tools):
+        raise RuntimeError("summary service down")
+
+    history = [user("go"), *round_trip(1, "short"), *round_trip(2, "short"), assistant("all good")]
+    agent = agent_with(history, FunctionLLM(down), keep_recent=2)
+    assert agent.context.compact(agent).tier == "drop"
+    agent.messages = [user("hi")]
+    assert agent.context.compact(agent) is None and agent.messages == [user("hi")]
+
+
 def test_a_context_overflow_from_the_provider_compacts_and_retries_once(tmp_path):
     def model(messages, tools):
         if messages[0]["content"] == SUMMARY_PROMPT:
