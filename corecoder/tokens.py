@@ -2,8 +2,9 @@
 
 A tokenizer per provider would be exact and heavy; for deciding *when* to compact,
 a careful estimate is enough. Token density depends on the kind of character:
-English prose packs about four characters into a token, code and symbols about
-two, and Chinese, Japanese or Korean text close to one per character. So we count
+English prose packs about four characters into a token, symbols (brackets,
+operators, quotes) about two, and Chinese, Japanese or Korean text close to one per
+character; code, words and symbols mixed, falls between. So we count
 by class. When the provider reports real usage we trust that instead, and only
 estimate what was added since (Estimate.anchor), so the cost of estimating a round
 does not grow with the length of the history.

@@ -162,7 +162,18 @@ FIGURES = [
            lambda: constant("tools.bash", "MAX_TIMEOUT")),
     Figure("02-tools.md", "the blocklist's patterns", r"Its (\d+) patterns", r"(\d+) 条模式",
            lambda: len(constant("tools.bash", "BLOCKED_COMMANDS"))),
+    Figure("04-context.md", "the trim tier's mark", r"At (\d+) % of the window", r"到窗口的 (\d+) %",
+           lambda: round(100 * compactor_default("tiers")[0])),
+    Figure("04-context.md", "the summary tier's mark", r"At (\d+) %, older turns", r"到 (\d+) % 时，较早",
+           lambda: round(100 * compactor_default("tiers")[1])),
+    Figure("04-context.md", "the reset tier's mark", r"At (\d+) %, only the summary", r"到 (\d+) % 时，只留",
+           lambda: round(100 * compactor_default("tiers")[2])),
 ]
+
+
+def compactor_default(name: str):
+    """A default of Compactor's constructor: the engine's own policy, as the essay describes it."""
+    return inspect.signature(constant("context", "Compactor")).parameters[name].default
 
 # Numbers that are not figures about the code, each with its reason.
 INCIDENTAL = [
@@ -172,6 +183,8 @@ INCIDENTAL = [
     r"(?<!\d)400(?=\s*[:：])",  # the HTTP status the chat API answers an illegal history with
     r"CoreCoder 0\.8",  # the name of a peer's release
     r"127\.0\.0\.1",  # the loopback address, where the course's server listens
+    r"at 90 % of the window by default, and Claude Code at 95 %",  # peers' thresholds, cited in chapter 4
+    r"默认在窗口的 90 % 时压缩，Claude Code 则在 95 %",  # the same in Chinese
     r"\d+(?:\s*(?:to|到)\s*\d+)?\s*(?:minutes|hours|分钟|小时)",  # a reading time: an estimate, not the code
 ]
 

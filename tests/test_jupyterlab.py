@@ -194,6 +194,18 @@ def test_a_learner_tries_edits_in_the_explorer_of_chapter_two(browser, lab, name
     save(browser)
 
 
+def click_the_end_of_the_track(browser, widget: str) -> None:
+    """Click a widget's slider at the right end of its track, with the mouse, as a learner would."""
+    track = f"{widget}.querySelector('.noUi-target')"
+    browser.evaluate(f"{track}.scrollIntoView({{block: 'center'}}) || 1")
+    time.sleep(0.3)  # JupyterLab draws what comes into view: let it settle
+    x, y = browser.evaluate(f"(() => {{ const r = {track}.getBoundingClientRect(); "
+                            "return [r.right - 1, r.y + r.height / 2]; })()")
+    browser.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)  # a pointer arrives first
+    for kind in ("mousePressed", "mouseReleased"):
+        browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
+
 SCRUBBER = {  # what the stream scrubber says, in each language (its twin's heading: not under the widget)
     "03-model.ipynb": {"chunk": "chunk", "twin": "what the chunk carries", "unsolved": "not implemented yet"},
     "03-model.zh.ipynb": {"chunk": "数据块", "twin": "数据块携带的内容", "unsolved": "还没有实现"},
@@ -216,15 +228,36 @@ def test_a_learner_scrubs_through_a_stream_in_chapter_three(browser, lab, name):
     assert words["twin"] not in output_text, "the text twin is printed again under the widget"
     # click the slider's track at its right end, as a learner would: the last chunk, both calls whole
     last = 11
-    track = f"{scrubber}.querySelector('.noUi-target')"
-    browser.evaluate(f"{track}.scrollIntoView({{block: 'center'}}) || 1")
-    time.sleep(0.3)  # JupyterLab draws what comes into view: let it settle
-    x, y = browser.evaluate(f"(() => {{ const r = {track}.getBoundingClientRect(); "
-                            "return [r.right - 1, r.y + r.height / 2]; })()")
-    browser.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)  # a pointer arrives first
-    for kind in ("mousePressed", "mouseReleased"):
-        browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+    click_the_end_of_the_track(browser, scrubber)
     browser.wait(f"{page}.includes('{words['chunk']} {last}') && {page}.includes('grep(')", 10)
     assert '"include": "*.py"}' in browser.evaluate(page)
+    exercises_unsolved_and_folded(browser, words["unsolved"], 3)
+    save(browser)
+
+
+GAUGE = {  # what the context gauge says, in each language (its twin's heading: not under the widget)
+    "04-context.ipynb": {"round": "round {n} sent", "twin": "the tiers start at", "unsolved": "not implemented yet"},
+    "04-context.zh.ipynb": {"round": "第 {n} 轮发送了", "twin": "各级从", "unsolved": "还没有实现"},
+}
+
+
+@pytest.mark.parametrize("name", list(GAUGE))
+def test_a_learner_opens_a_round_of_the_context_gauge_in_chapter_four(browser, lab, name):
+    url, token, root = lab
+    words = GAUGE[name]
+    run_all(browser, url, token, name)
+    gauge = (f"[...document.querySelectorAll('{PANEL} .jupyter-widgets.widget-vbox')]"
+             ".find(w => w.querySelector('.widget-slider') && w.textContent.includes('r12'))")
+    browser.wait(f"!!{gauge}", 30)
+    browser.evaluate(f"{gauge}.scrollIntoView({{block: 'start'}}) || 1")
+    page = f"{gauge}.querySelector('.widget-html-content').innerText"
+    first = browser.wait(page)
+    assert words["round"].format(n=1) in first and "reset (" in first, "round 1 open, every bar drawn"
+    output_text = browser.evaluate(f"{gauge}.closest('.jp-OutputArea').innerText")
+    assert words["twin"] not in output_text, "the text twin is printed again under the widget"
+    # the last round: after the reset, the summary and the latest turn, three messages
+    click_the_end_of_the_track(browser, gauge)
+    browser.wait(f"{page}.includes({json.dumps(words['round'].format(n=12))})", 10)
+    assert "[Summary of the earlier conversation" in browser.evaluate(page)
     exercises_unsolved_and_folded(browser, words["unsolved"], 3)
     save(browser)

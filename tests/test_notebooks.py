@@ -1699,6 +1699,251 @@ def cost(usage, price):  # the fresh tokens held at 0, but every cached token ch
     return (max(0, usage.prompt_tokens - usage.cached_tokens) * price.input + usage.cached_tokens * rate
             + usage.completion_tokens * price.output) / 1_000_000
 """],
+    "ch04.safe_cut": ["""
+def safe_cut(messages, index):  # one step back from a tool result: orphans the rest of a parallel batch
+    index = max(0, min(index, len(messages)))
+    return index - 1 if index < len(messages) and messages[index]["role"] == "tool" else index
+""", """
+def safe_cut(messages, index):  # back to a user message: legal, but an assistant message begins a turn too
+    index = max(0, min(index, len(messages)))
+    while 0 < index < len(messages) and messages[index]["role"] != "user":
+        index -= 1
+    return index
+""", """
+def safe_cut(messages, index):  # state notes ignored: a cut between a batch's results and its note
+    index = max(0, min(index, len(messages)))
+    while 0 < index < len(messages) and messages[index]["role"] == "tool":
+        index -= 1
+    return index
+""", """
+def safe_cut(messages, index):  # steps forward, past the results: drops messages the caller asked to keep
+    index = max(0, min(index, len(messages)))
+    while index < len(messages) and (messages[index]["role"] == "tool" or is_state_note(messages[index])):
+        index += 1
+    return index
+""", """
+def safe_cut(messages, index):  # no clamping: -1 comes back as -1, and an index past the end raises IndexError
+    while index > 0 and (messages[index]["role"] == "tool" or is_state_note(messages[index])):
+        index -= 1
+    return index
+""", """
+def safe_cut(messages, index):  # always 0: legal, but keeps the whole history, never the latest cut
+    return 0
+""", """
+def safe_cut(messages, index):  # the right cut, then del messages[:index]: the caller's history is cut under it
+    index = max(0, min(index, len(messages)))
+    while 0 < index < len(messages) and (messages[index]["role"] == "tool" or is_state_note(messages[index])):
+        index -= 1
+    del messages[:index]
+    return index
+""", """
+def safe_cut(messages, index):  # the right cut, then messages.clear(): the caller's history is gone
+    index = max(0, min(index, len(messages)))
+    while 0 < index < len(messages) and (messages[index]["role"] == "tool" or is_state_note(messages[index])):
+        index -= 1
+    messages.clear()
+    return index
+""", """
+def safe_cut(messages, index):  # a state note told by its "[": a user's message that begins with "[" is stepped over
+    index = max(0, min(index, len(messages)))
+    while 0 < index < len(messages) and (messages[index]["role"] == "tool"
+                                         or str(messages[index]["content"]).startswith("[")):
+        index -= 1
+    return index
+""", """
+def safe_cut(messages, index):  # a state note told by "todo list": a note of the working directory begins a turn
+    index = max(0, min(index, len(messages)))
+    while 0 < index < len(messages) and (messages[index]["role"] == "tool"
+                                         or "todo list" in str(messages[index]["content"])):
+        index -= 1
+    return index
+""", """
+def safe_cut(messages, index):  # if, not while, for the notes: of two notes in a row, it stops at the first
+    index = max(0, min(index, len(messages)))
+    if 0 < index < len(messages) and is_state_note(messages[index]):
+        index -= 1
+    while 0 < index < len(messages) and messages[index]["role"] == "tool":
+        index -= 1
+    return index
+""", """
+def safe_cut(messages, index):  # a negative index counted from the end, as in Python: -1 is not brought to 0
+    if index < 0:
+        index += len(messages)
+    index = max(0, min(index, len(messages)))
+    while 0 < index < len(messages) and (messages[index]["role"] == "tool" or is_state_note(messages[index])):
+        index -= 1
+    return index
+"""],
+    "ch04.estimate": ["""
+def estimate(text):  # a quarter of the characters: Chinese comes out about 4 times too low
+    return len(text) // 4
+""", """
+def estimate(text):  # a token per character: English prose about 4 times too high
+    return len(text)
+""", """
+def estimate(text):  # a quarter of the UTF-8 bytes: a Chinese character (3 bytes) counted as 3/4 of a token
+    return len(text.encode()) // 4
+""", """
+def estimate(text):  # words times 1.3: Chinese has no spaces between words
+    return len(text.split()) * 1.3
+""", """
+def estimate(text):  # a string, not a number
+    return f"{len(text) / 4:.0f} tokens"
+""", """
+def estimate(text):  # the estimate computed, but never returned: None
+    tokens = len(text) / 4
+""", """
+def estimate(text):  # only Han characters (U+4E00 to U+9FFF) as CJK: Japanese kana and Korean Hangul a quarter each
+    import re
+    cjk = len(re.findall(r"[\\u4e00-\\u9fff\\u3000-\\u303f\\uff00-\\uffef]", text))
+    symbols = len(re.findall(r"[^\\w\\s\\u4e00-\\u9fff\\u3000-\\u303f\\uff00-\\uffef]", text))
+    return cjk + symbols / 2 + (len(text) - cjk - symbols) / 4
+""", """
+def estimate(text):  # Han characters (U+4E00 to U+9FFF) one token each, everything else a quarter: kana and Hangul too
+    han = sum(1 for ch in text if "\\u4e00" <= ch <= "\\u9fff")
+    return han + (len(text) - han) / 4
+"""],
+    "ch04.policy": ["""
+class KeepLastTurns:  # the last n messages, not turns: a tool result without its call, and a 400
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        return messages if len(messages) <= self.n else messages[-self.n:]
+""", """
+class KeepLastTurns:  # state notes counted as user turns: a cut at a note drops the user's message
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user"]
+        if len(starts) <= self.n:
+            return messages
+        return messages[starts[-self.n]:]
+""", """
+class KeepLastTurns:  # one turn too many: starts[-n - 1]
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
+        if len(starts) <= self.n:
+            return messages
+        return messages[starts[-self.n - 1]:]
+""", """
+class KeepLastTurns:  # one turn too few: starts[-n + 1]
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
+        if len(starts) <= self.n:
+            return messages
+        return messages[starts[-self.n + 1]:]
+""", """
+class KeepLastTurns:  # cuts in place with del and returns nothing: the agent goes on with None
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
+        if len(starts) > self.n:
+            del messages[:starts[-self.n]]
+""", """
+class KeepLastTurns:  # cuts in place with del, then returns the same list: the agent cannot tell it cut
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
+        if len(starts) > self.n:
+            del messages[:starts[-self.n]]
+        return messages
+""", """
+class KeepLastTurns:  # a note of what would be dropped, appended, and nothing dropped: the history grows
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
+        if len(starts) <= self.n:
+            return messages
+        return messages + [user(f"[{starts[-self.n]} earlier messages can be dropped]")]
+""", """
+class KeepLastTurns:  # a copy when there is nothing to cut: the agent takes it for a cut
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
+        return messages[starts[-self.n] if len(starts) > self.n else 0:]
+""", """
+class KeepLastTurns:  # a copy on overflow: the agent takes any new list for a cut, and sends the too-long request again
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        if overflow:
+            return list(messages)
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
+        if len(starts) <= self.n:
+            return messages
+        return messages[starts[-self.n]:]
+""", """
+class KeepLastTurns:  # on overflow the user messages alone: no cut, the calls and answers between them taken out
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        if overflow:
+            return [m for m in messages if m["role"] == "user"]
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
+        if len(starts) <= self.n:
+            return messages
+        return messages[starts[-self.n]:]
+""", """
+class KeepLastTurns:  # on overflow the latest user message and the last message: what lies between is taken out
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
+        if overflow:
+            return [messages[starts[-1]], messages[-1]]
+        if len(starts) <= self.n:
+            return messages
+        return messages[starts[-self.n]:]
+""", """
+class KeepLastTurns:  # a state note told by "todo list": a note of the working directory counted as a user turn
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and "todo list" not in m["content"]]
+        if len(starts) <= self.n:
+            return messages
+        return messages[starts[-self.n]:]
+""", """
+class KeepLastTurns:  # a state note told by its "[": a user's message that begins with "[" is not counted
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not m["content"].startswith("[")]
+        if len(starts) <= self.n:
+            return messages
+        return messages[starts[-self.n]:]
+""", """
+class KeepLastTurns:  # overflow without a default: the agent calls prepare(messages, agent) every round, a TypeError
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow):
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
+        if len(starts) <= self.n:
+            return messages
+        return messages[starts[-self.n]:]
+"""],
 }
 
 
@@ -1798,6 +2043,35 @@ def cost(usage, price):  # in Decimal, exact to the last digit
     total = ((usage.prompt_tokens - cached) * Decimal(str(price.input)) + cached * Decimal(str(rate))
              + usage.completion_tokens * Decimal(str(price.output)))
     return total / 1_000_000
+"""],
+    "ch04.safe_cut": ["""
+def safe_cut(messages, index):  # the first turn start found walking back, by next() over a range
+    index = min(max(index, 0), len(messages))
+    if index == len(messages):
+        return index
+    def begins(i):
+        return messages[i]["role"] != "tool" and not is_state_note(messages[i])
+    return next((i for i in range(index, 0, -1) if begins(i)), 0)
+"""],
+    "ch04.estimate": ["""
+def estimate(text):  # rougher: a CJK character one token, every other character 1/3.5 of one
+    import re
+    cjk = len(re.findall(r"[\\u3000-\\u303f\\u3040-\\u30ff\\u3400-\\u9fff\\uac00-\\ud7af\\uff00-\\uffef]", text))
+    return cjk + (len(text) - cjk) / 3.5
+"""],
+    "ch04.policy": ["""
+class KeepLastTurns:  # walks back from the end, counting the turns it passes
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, agent, overflow=False):
+        seen = 0
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i]["role"] == "user" and not is_state_note(messages[i]):
+                seen += 1
+                if seen == self.n:
+                    return messages[i:] if i else messages
+        return messages
 """],
 }
 

@@ -1,7 +1,7 @@
 """Helpers for the course notebooks: what a chapter calls, in one import.
 
-    from corecoder.course import (check, explore_edits, outline, record, scrub_stream, show,
-                                  step_through, workdir)
+    from corecoder.course import (Gauge, check, context_gauge, explore_edits, outline, record,
+                                  scrub_stream, show, step_through, workdir)
 
     show(obj)                 the real source of a package object, highlighted
     check(name, answer)       run an exercise's offline checks; prints ✓ or a hint
@@ -10,6 +10,8 @@
     step_through(recording)   a widget to step through the rounds, and the same as text
     explore_edits(text, tries) edit_file tried on a sample: a widget, and a table as text
     scrub_stream(deltas)      a stream's tool-call chunks assembled one by one: a slider, a table
+    Gauge(compactor)          a context policy around a Compactor that records every round
+    context_gauge(gauge)      how full the window was, round by round: bars, and rows as text
     workdir(name)             a fresh scratch folder, notebooks/.work/<name>
 
 The Chinese notebooks import the same helpers from `corecoder.course.zh`, where they speak
@@ -20,11 +22,12 @@ The tools that write the course (student edition, sync, execute) are apart, in
 
 from .checks import check
 from .explorer import explore_edits
+from .gauge import Gauge, context_gauge
 from .recording import outline, record
 from .scratch import workdir
 from .scrubber import scrub_stream
 from .source import show
 from .viewer import step_through
 
-__all__ = ["check", "explore_edits", "outline", "record", "scrub_stream", "show", "step_through",
-           "workdir"]
+__all__ = ["Gauge", "check", "context_gauge", "explore_edits", "outline", "record", "scrub_stream",
+           "show", "step_through", "workdir"]

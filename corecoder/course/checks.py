@@ -13,6 +13,7 @@ so `check("ch01.x", ...)` needs nothing imported beforehand.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 
 from .words import say
@@ -70,6 +71,27 @@ def expect(got, wanted, given: str, why: str = "") -> None:
         raise Hint(f"{given}\n{EXPECTED}{wanted!r}\n{GOT}{got!r}" + hint(why))
 
 
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def shown(value) -> str:
+    """`repr(value)`, cut short and without memory addresses (a verdict is the same every run);
+    a value whose repr fails is shown by its type."""
+    try:
+        return ADDRESS.sub("", f"{value!r:.300}")
+    except (Exception, KeyboardInterrupt, SystemExit):
+        return f"<{type(value).__name__}>"
+
+
+def a_class(value, call: str) -> None:
+    """Fail with a hint unless `value` is a class: the exercise `call`
+    (`check("ch02.tool", CountLines)`) takes the class itself."""
+    if not isinstance(value, type):
+        got = type(value).__name__
+        raise Hint(say(f"{call} takes the class itself, not an instance or a function: got {got}",
+                       f"{call} 要的是类本身，不是实例，也不是函数：实际得到的是 {got}"))
+
+
 def hint(why: str) -> str:
     """The last line of a failed check: what to think about (or nothing)."""
     return f"\n{say('hint: ', '提示：')}{why}" if why else ""
@@ -109,7 +131,8 @@ def describe(messages: list[dict], around: int | None = None) -> str:
     first, last = 0, len(messages)
     if around is not None:
         first, last = max(0, around - CONTEXT), min(len(messages), around + CONTEXT + 1)
-    lines = [say(f"  ... ({first} earlier messages)", f"  ……（前面还有 {first} 条消息）")] \
+    lines = [say(f"  ... ({first} earlier message{'' if first == 1 else 's'})",
+                 f"  ……（前面还有 {first} 条消息）")] \
         if first else []
     for i, m in enumerate(messages[first:last], first):
         text = f" {m['content']!r}" if m.get("content") else ""
@@ -122,7 +145,8 @@ def describe(messages: list[dict], around: int | None = None) -> str:
             lines.append(f"  {i}: {m['role']}{text}{calls if m.get('tool_calls') else ''}")
     if last < len(messages):
         n = len(messages) - last
-        lines.append(say(f"  ... ({n} later messages)", f"  ……（后面还有 {n} 条消息）"))
+        lines.append(say(f"  ... ({n} later message{'' if n == 1 else 's'})",
+                         f"  ……（后面还有 {n} 条消息）"))
     return "\n".join(lines)
 
 

@@ -1,20 +1,22 @@
 """The course helpers of the Chinese edition: the same helpers, speaking Chinese.
 
-    from corecoder.course.zh import (check, explore_edits, outline, record, scrub_stream, show,
-                                     step_through, workdir)
+    from corecoder.course.zh import (Gauge, check, context_gauge, explore_edits, outline, record,
+                                     scrub_stream, show, step_through, workdir)
 
 A Chinese chapter imports its helpers from here, in its one cell tagged `language`;
 every other code cell is the English chapter's, character for character. `check`
 gives its verdict and hints in Chinese, `step_through` labels its rounds in Chinese, and
-`explore_edits` and `scrub_stream` their tables.
+`explore_edits`, `scrub_stream` and `context_gauge` their tables.
 What they show of the engine and the model (messages, tool results, code) stays as it is:
 it is what the model sees. (words.py says how.)
 """
 
 from . import check as _check
+from . import context_gauge as _context_gauge
 from . import explore_edits as _explore_edits
 from . import scrub_stream as _scrub_stream
 from . import step_through as _step_through
+from .gauge import Gauge
 from .recording import outline, record
 from .scratch import workdir
 from .source import show
@@ -23,7 +25,8 @@ from .words import in_language
 check = in_language(_check, "zh")
 step_through = in_language(_step_through, "zh")
 explore_edits = in_language(_explore_edits, "zh")
-scrub_stream = in_language(_scrub_stream, "zh")  # SPEAKING names these four (a test holds it)
+scrub_stream = in_language(_scrub_stream, "zh")
+context_gauge = in_language(_context_gauge, "zh")  # SPEAKING names these five (a test holds it)
 
-__all__ = ["check", "explore_edits", "outline", "record", "scrub_stream", "show", "step_through",
-           "workdir"]
+__all__ = ["Gauge", "check", "context_gauge", "explore_edits", "outline", "record", "scrub_stream",
+           "show", "step_through", "workdir"]

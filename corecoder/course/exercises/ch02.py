@@ -37,7 +37,7 @@ from ...tools.base import Tool, ToolError
 from ...tools.edit import exact, lines_of
 from ...tools.read import ReadFile
 from ...workspace import Workspace
-from ..checks import EXPECTED, GOT, Hint, attempt, checker, expect, hint, outcome
+from ..checks import EXPECTED, GOT, Hint, a_class, attempt, checker, expect, hint, outcome
 from ..words import say
 
 
@@ -302,11 +302,7 @@ def _a_tool(cls: type) -> bool:
 
 
 def _tool_class(CountLines) -> None:
-    if not isinstance(CountLines, type):
-        raise Hint(say("check(\"ch02.tool\", CountLines) takes the class itself, not an "
-                       f"instance or a function: got {type(CountLines).__name__}",
-                       "check(\"ch02.tool\", CountLines) 要的是类本身，不是实例，也不是函数："
-                       f"实际得到的是 {type(CountLines).__name__}"))
+    a_class(CountLines, 'check("ch02.tool", CountLines)')
     if not _a_tool(CountLines):
         raise Hint(say("CountLines must be a Tool: class CountLines(Tool). The base class "
                        "gives it schema(), which tells the model about it",

@@ -25,7 +25,6 @@ import copy
 import json
 import numbers
 import random
-import re
 import tempfile
 from decimal import Decimal
 from pathlib import Path
@@ -39,20 +38,8 @@ from ...scripted import FunctionLLM, ScriptedLLM, parse_turn
 from ...stream import ToolCallAssembler
 from ...testing.serve import QUIRKS, tool_call_deltas
 from ...tools import ReadFile
-from ..checks import EXPECTED, GOT, Hint, checker, describe, hint, outcome
+from ..checks import EXPECTED, GOT, Hint, checker, describe, hint, outcome, shown
 from ..words import language, say
-
-
-def _shown(value) -> str:
-    """`repr(value)`, cut short and without memory addresses (a verdict is the same every run);
-    a value whose repr fails is shown by its type."""
-    try:
-        return ADDRESS.sub("", f"{value!r:.300}")
-    except (Exception, KeyboardInterrupt, SystemExit):
-        return f"<{type(value).__name__}>"
-
-
-ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _raised(e: BaseException) -> str:
@@ -65,7 +52,7 @@ def _raised(e: BaseException) -> str:
 
 def _returned(value) -> str:
     kind = "" if value is None else f"{type(value).__name__} "
-    return say("your code returned", "你的代码返回了") + f" {kind}{_shown(value)}"
+    return say("your code returned", "你的代码返回了") + f" {kind}{shown(value)}"
 
 
 def _number(value) -> float | None:
@@ -379,7 +366,7 @@ def _plain(value):
         return None
     if isinstance(value, str):
         return str.__str__(value)  # a plain str: a subclass's own methods never run
-    return _Other(f"{type(value).__name__} {_shown(value)}")
+    return _Other(f"{type(value).__name__} {shown(value)}")
 
 
 def _calls_of(value) -> tuple[list[tuple] | None, str]:
@@ -396,7 +383,7 @@ def _calls_of(value) -> tuple[list[tuple] | None, str]:
             if any(isinstance(f, _Other) for f in fields):
                 got = say(f"an item of your list is a {type(item).__name__}, not a ToolCall: ",
                           f"你的列表里有一项是 {type(item).__name__}，不是 ToolCall：")
-                return None, got + _shown(item) + hint(wanted)
+                return None, got + shown(item) + hint(wanted)
             calls.append(tuple(_plain(f) for f in fields))
     except (Exception, KeyboardInterrupt, SystemExit) as e:  # a list whose items cannot be read
         return None, f"{_raised(e)}" + hint(wanted)
@@ -756,7 +743,7 @@ def check_retry_delay(retry_delay) -> None:
         if value is not None and got is None:
             why = say("return the seconds to wait as a number (a float), or None to give up",
                       "返回要等的秒数（一个数，比如 float），或者返回 None 表示放弃")
-            raise Hint(f"{expected}{GOT}{type(value).__name__} {_shown(value)}" + hint(why))
+            raise Hint(f"{expected}{GOT}{type(value).__name__} {shown(value)}" + hint(why))
         if got is not None and not _same(got, outcome(retry_delay, status, attempt, retry_after,
                                                     rand, *extra)):
             why = say("use the rand you are given, not a draw of your own (random.random()): the "
@@ -904,7 +891,7 @@ def check_cost(cost) -> None:
             why = say("return the cost in USD as a number (a float), or None when the price "
                       "is unknown",
                       "返回以美元计的成本（一个数，比如 float），价格未知时返回 None")
-            raise Hint(f"{expected}{GOT}{type(value).__name__} {_shown(value)}" + hint(why))
+            raise Hint(f"{expected}{GOT}{type(value).__name__} {shown(value)}" + hint(why))
         if wanted is None and got is not None:
             raise Hint(f"{expected}{GOT}{got!r}" + hint(unknown))
         if wanted is not None and not _close(got, wanted, COST_TOLERANCE):

@@ -1,0 +1,1032 @@
+"""Checks for the exercises of chapter 4, the context.
+
+    ch04.safe_cut  the latest index at or before a given one where a turn begins, so that the
+                   history kept from there orphans no tool result
+    ch04.estimate  a text's tokens estimated by the kind of its characters, within 15 % of
+                   the engine's count
+    ch04.policy    a context policy, KeepLastTurns(n), that keeps the last n turns, plugged
+                   into a real Agent
+
+The expected answer is always the engine's own: `turn_start` of context.py, on histories made
+by hand and on seeded random legal ones (every index, and some past either end; state notes of
+the todo list and of the working directory, two in a row now and then, and a user message that
+begins with "[" as a note does), and `text_tokens` of tokens.py, on a small corpus of six kinds
+of text (Japanese mostly in kana, and Korean, among them). A cut is also held to the rule it
+exists for: the history kept after a summary must pass `check_history`; and `safe_cut` must
+leave the history it is given unchanged.
+
+`ch04.policy` runs the learner's class as the context policy of a real `Agent`: five chats of
+two rounds each (the model reads files in parallel, sometimes writes its todo list or moves to
+another folder, so state notes come in, then answers), for n = 2, 1 and 3. Its model, a
+FunctionLLM, checks every request as the API does (a 400 becomes a hint showing the history the
+policy left), and every call of `prepare` is judged as it returns: a list, the list given left
+unchanged, no longer than it, the latest user message in it, exactly min(n, turns) user turns
+kept (the engine's cut), and the list itself when there is nothing to cut (told last: a lesser
+fault than the others). Then one call more, as the agent makes it when the provider says a
+request is too long (overflow=True): the policy must take the argument, and return the list
+itself (nothing to cut) or a tail of it, messages[k:] from where a turn begins, that keeps the
+latest user message (a copy, or any other new list, the agent would send again as a cut).
+
+What a hint shows is the same every run: memory addresses and the temporary folder (shown as
+".") are scrubbed from it (`_scrub`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dis
+import json
+import numbers
+import random
+import re
+import tempfile
+from decimal import Decimal
+from pathlib import Path
+
+from ...agent import Agent
+from ...context import turn_start
+from ...messages import (
+    STATE_NOTE,
+    IllegalHistory,
+    ToolCall,
+    assistant,
+    check_history,
+    is_state_note,
+    tool_result,
+    user,
+)
+from ...scripted import FunctionLLM
+from ...tokens import text_tokens
+from ...tools import ReadFile
+from ...tools.base import Tool, ToolError
+from ...tools.todo import TodoWrite
+from ...workspace import Workspace
+from ..checks import (
+    ADDRESS,
+    EXPECTED,
+    GOT,
+    Hint,
+    a_class,
+    case,
+    checker,
+    describe,
+    hint,
+    outcome,
+    shown,
+)
+from ..words import language, say
+
+
+def _scrub(text: str, folder: Path | None = None) -> str:
+    """What a hint shows, the same every run: without memory addresses, and a temporary folder
+    in it (as it is written, resolved, or escaped in a repr or in JSON) shown as "."."""
+    text = ADDRESS.sub("", text)
+    if folder is not None:
+        paths = {str(folder), str(Path(folder).resolve())}
+        forms = {form for p in paths for form in (p, repr(p)[1:-1], json.dumps(p)[1:-1])}
+        for form in sorted(forms, key=len, reverse=True):
+            text = text.replace(form, ".")
+    return text
+
+
+@contextlib.contextmanager
+def _scrubbed(folder: Path | None = None):
+    """Every hint raised inside, scrubbed (`_scrub`): the histories it describes too."""
+    try:
+        yield
+    except Hint as h:
+        raise Hint(_scrub(str(h), folder)) from None
+
+
+def _error(e: BaseException, folder: Path | None = None) -> str:
+    """An exception as `Name: message`, scrubbed (`_scrub`), then cut short."""
+    try:
+        message = _scrub(str(e), folder)
+    except (Exception, KeyboardInterrupt, SystemExit):
+        message = ""
+    return f"{type(e).__name__}: {message:.300}"
+
+
+def _raised(e: BaseException, folder: Path | None = None) -> str:
+    return say("your code raised", "你的代码抛出了") + f" {_error(e, folder)}"
+
+
+def _returned(value, folder: Path | None = None) -> str:
+    """What the answer returned; with `folder`, its repr is scrubbed before it is cut short (a
+    path cut in two would not be found)."""
+    kind = "" if value is None else f"{type(value).__name__} "
+    try:
+        text = shown(value) if folder is None else f"{_scrub(repr(value), folder):.300}"
+    except (Exception, KeyboardInterrupt, SystemExit):  # a repr that fails
+        text = f"<{type(value).__name__}>"
+    return say("your code returned", "你的代码返回了") + f" {kind}{text}"
+
+
+def _described(messages, around: int | None = None) -> str:
+    """A list the answer made or changed, as `describe` shows a history, or by its repr when
+    it is no history `describe` can read."""
+    try:
+        return describe(messages, around)
+    except (Exception, KeyboardInterrupt, SystemExit):
+        return f"  {shown(messages)}"
+
+
+def _then(note: str, rule: str) -> str:
+    """A note on what the answer did, then the rule: in English, after a note that ends a
+    sentence, the rule's first sentence starts with a capital (after a colon, it does not)."""
+    if not note:
+        return rule
+    if language() == "en" and note.rstrip().endswith("."):
+        return note + rule[:1].upper() + rule[1:]
+    return note + rule
+
+
+# --- ch04.safe_cut -----------------------------------------------------------------------
+
+SUMMARY = user("[summary]")  # what a compaction puts before the history it keeps
+
+
+def _calls(*ids: str, text: str = "") -> dict:
+    return assistant(text, [ToolCall(i, "read_file", json.dumps({"path": f"{i}.py"}))
+                            for i in ids])
+
+
+def _results(*ids: str) -> list[dict]:
+    return [tool_result(i, f"     1\tprint({i!r})\n(end of file, 1 line)") for i in ids]
+
+
+def _note(todo: str) -> dict:
+    """A state note after the todo list changed, as Agent.tell_state writes it."""
+    return user(f"{STATE_NOTE}\n\nYour todo list:\n{todo}")
+
+
+def _moved(cwd: str) -> dict:
+    """A state note after a `cd`: the new working directory, as Agent.tell_state writes it."""
+    return user(f"{STATE_NOTE}\n\nWorking directory: {cwd}")
+
+
+# the last ask begins with "[", as a pasted log may: the user's message all the same
+ASKS = ("Why does the test fail?", "Fix it.", "Run the tests again.", "Now the docs.",
+        "[CI] test_calc.py failed again. Why?")
+TODOS = ("[>] read the tests", "[x] read the tests\n[>] fix mean", "[x] fix mean")
+FOLDERS = ("/home/ada/calc/src", "/home/ada/calc", "/home/ada/calc/docs")
+ANSWERS = ("mean() divides by one too few.", "Fixed.", "All 3 tests pass.")
+SEEDS = range(1, 31)
+
+
+def _random_note(rng: random.Random) -> dict:
+    if rng.random() < 0.6:
+        return _note(rng.choice(TODOS))
+    return _moved(rng.choice(FOLDERS))
+
+
+def _random_history(seed: int) -> list[dict]:
+    """A legal history: turns of a user message (now and then a state note after it, as the
+    agent tells its state again after a compaction), batches of 1 to 4 parallel calls each
+    answered in order (now and then a state note after the results, the todo list or the
+    working directory, now and then two), mostly an answer."""
+    rng = random.Random(seed)
+    messages: list[dict] = []
+    made = 0
+    for _ in range(rng.randint(1, 4)):
+        messages.append(user(rng.choice(ASKS)))
+        if rng.random() < 0.15:
+            messages.append(_random_note(rng))
+        for _ in range(rng.randint(0, 3)):
+            ids = [f"call_{made + k}" for k in range(1, rng.randint(1, 4) + 1)]
+            made += len(ids)
+            messages += [_calls(*ids, text=rng.choice(("", "Let me look."))), *_results(*ids)]
+            if rng.random() < 0.3:
+                messages.append(_random_note(rng))
+                if rng.random() < 0.25:
+                    messages.append(_random_note(rng))
+        if rng.random() < 0.8:
+            messages.append(assistant(rng.choice(ANSWERS)))
+    return messages
+
+
+def cut_cases() -> list[tuple[str, list[dict]]]:
+    """(what the case is, a legal history): the cases made by hand, then random ones."""
+    return [
+        (say("a batch of three parallel calls, their three results, then the answer",
+             "一批三个并行工具调用，它们的三个工具结果，然后是回答"),
+         [user("Why does the test fail?"), *[_calls("c1", "c2", "c3")],
+          *_results("c1", "c2", "c3"), assistant("mean() divides by one too few.")]),
+        (say("a state note after a batch's results (the todo list changed), then another turn, "
+             "whose batch moved the working directory",
+             "一批工具结果之后跟着一条状态说明（待办清单变了），然后是下一个回合，"
+             "它的那批调用改变了工作目录"),
+         [user("Plan the fix."), _calls("c1", "c2"), *_results("c1", "c2"),
+          _note("[>] fix mean"), assistant("Planned."), user("Go on in src."), _calls("c3"),
+          *_results("c3"), _moved("/home/ada/calc/src"), assistant("Done.")]),
+        (say("a state note right after the user's message (the agent tells its state again "
+             "after a compaction)",
+             "用户消息后面紧跟着一条状态说明（压缩之后，智能体会把状态再告诉模型一遍）"),
+         [user("Go on."), _note("[>] fix mean"), _calls("c1", "c2"), *_results("c1", "c2"),
+          assistant("Fixed.")]),
+        (say("two batches in a row in one turn: the assistant message of the second follows "
+             "the results of the first",
+             "一个回合里连着两批调用：第二批的 assistant 消息紧跟在第一批的工具结果后面"),
+         [user("Fix it."), _calls("c1"), *_results("c1"), _calls("c2", "c3", "c4"),
+          *_results("c2", "c3", "c4"), _note("[x] fix mean"), _calls("c5"), *_results("c5"),
+          assistant("Fixed.")]),
+        (say("two state notes in a row after a batch's results (the todo list, then the "
+             "working directory), then another turn",
+             "一批工具结果之后连着两条状态说明（先是待办清单，再是工作目录），然后是下一个回合"),
+         [user("Fix it in src."), _calls("c1", "c2"), *_results("c1", "c2"),
+          _note("[>] fix mean"), _moved("/home/ada/calc/src"), assistant("Fixing."),
+          user("Go on."), _calls("c3"), *_results("c3"), assistant("Fixed.")]),
+        (say("a user message that begins with \"[\" (a pasted log): the user's own, not a "
+             "state note",
+             "一条以“[”开头的 user 消息（贴进来的日志）：是用户自己的消息，不是状态说明"),
+         [user("Run the tests."), _calls("c1"), *_results("c1"), assistant("2 failed."),
+          user("[CI] test_calc.py failed again. Why?"), _calls("c2", "c3"),
+          *_results("c2", "c3"), assistant("mean() divides by one too few.")]),
+        (say("an empty history", "空历史"), []),
+        *((say(f"a random legal history (seed {seed})", f"一段随机的合法历史（种子 {seed}）"),
+           _random_history(seed)) for seed in SEEDS),
+    ]
+
+
+def _cut_rule() -> str:
+    return say("a turn begins at any message that is neither a tool result nor a state note "
+               "(is_state_note): from index, step back over tool results and state notes, and "
+               "stop at 0",
+               "回合从任何一条既不是工具结果、也不是状态说明（is_state_note）的消息开始："
+               "从 index 往回退，跳过工具结果和状态说明，最多退到 0")
+
+
+def _clamp_rule() -> str:
+    return say("clamp index into 0..len(messages) first, max(0, min(index, len(messages))): "
+               "len(messages) keeps nothing of the history, and orphans nothing; look at "
+               "messages[index] only while 0 < index < len(messages)",
+               "先把 index 限制在 0..len(messages) 之内：max(0, min(index, len(messages)))。"
+               "len(messages) 表示历史一条也不留，也就不会留下孤立的工具结果；只在 "
+               "0 < index < len(messages) 时才去看 messages[index]")
+
+
+def _latest_hint(history: list[dict], index: int, wanted: int, got: int) -> str:
+    """Why `wanted` was right when `got` is an earlier, legal cut."""
+    if wanted == len(history):
+        return _then(say(f"index {index} is at or past the end: the cut is len(messages), "
+                         f"{len(history)}, which keeps nothing and orphans nothing. ",
+                         f"index {index} 已经到了末尾或者超出了末尾：切口就是 len(messages)，"
+                         f"也就是 {len(history)}，什么都不留，也不会留下孤立的工具结果。"),
+                     _clamp_rule())
+    role = history[wanted]["role"]
+    if role == "assistant":
+        return say(f"{wanted} is the latest cut at or before {index}: messages[{wanted}] is an "
+                   "assistant message, and a turn begins at every assistant message, whatever "
+                   "comes before it (a user message, or the results of an earlier batch): any "
+                   "results after it answer its own calls, so keeping from there orphans nothing. "
+                   f"Your cut at {got} keeps more than it needs to: stop at the first message "
+                   "that is neither a tool result nor a state note",
+                   f"不超过 {index} 的最近一个切口是 {wanted}：messages[{wanted}] 是一条 "
+                   "assistant 消息，而每条 assistant 消息都开始一个回合，不管它前面是什么"
+                   "（一条 user 消息，或者上一批调用的工具结果）：它后面如果有工具结果，回应的"
+                   f"也是它自己的调用，所以从这里保留不会留下孤立的工具结果。你的切口 {got} 多留"
+                   "了不必要的消息：遇到第一条既不是工具结果也不是状态说明的消息就停下")
+    bracket = role == "user" and str(history[wanted]["content"]).startswith("[")
+    return _then(say(f"{wanted} is the latest cut at or before {index}: messages[{wanted}] is "
+                     f"a {role} message, where a turn begins. Your cut at {got} keeps more than "
+                     "it needs to. "
+                     + ("It begins with \"[\", but it is the user's (a pasted log): tell a "
+                        "state note by is_state_note, which looks for the whole STATE_NOTE, not "
+                        "by its first character. " if bracket else ""),
+                     f"不超过 {index} 的最近一个切口是 {wanted}：messages[{wanted}] 是一条 "
+                     f"{role} 消息，回合从这里开始。你的切口 {got} 多留了不必要的消息。"
+                     + ("它虽然以“[”开头，却是用户自己的消息（贴进来的日志）：要用 is_state_note "
+                        "来认状态说明，它看的是完整的 STATE_NOTE，而不是第一个字符。"
+                        if bracket else "")),
+                 _cut_rule())
+
+
+def _note_hint(history: list[dict], got: int) -> str:
+    """Why a cut at the state note `got` is wrong: said of what the note follows, the calls'
+    results or the user's message, and of the notes next to it."""
+    first, last = got, got
+    while first > 0 and is_state_note(history[first - 1]):
+        first -= 1
+    while last + 1 < len(history) and is_state_note(history[last + 1]):
+        last += 1
+    before = history[first - 1]["role"] if first > 0 else None
+    if before == "tool":
+        why = say("it tells what the calls just before it changed, so it belongs with them",
+                  "它说的是紧挨着它之前的那些调用改变了什么，所以它和那些调用属于同一个回合")
+    elif before == "user":
+        why = say(f"right after the user's message, messages[{first - 1}], it tells the "
+                  "agent's state again (as the agent does after a compaction), so it belongs "
+                  "with that message",
+                  f"它紧跟在用户消息 messages[{first - 1}] 后面，是智能体把自己的状态再说一遍"
+                  "（压缩之后智能体就会这样做），所以它和那条消息属于同一个回合")
+    else:
+        why = say("it tells what changed in the agent's state, so it belongs with the message "
+                  "before it",
+                  "它说的是智能体的状态有了什么变化，所以它和它前面的那条消息属于同一个回合")
+    several = last > first
+    return say(f"messages[{got}] is a state note, a user message the agent wrote "
+               f"(is_state_note): {why}, and begins no turn. Step back over it as over a tool "
+               "result" + (f": messages[{first}] to messages[{last}] are all state notes, so step "
+                           "back over every one of them (while, not if)" if several else ""),
+               f"messages[{got}] 是一条状态说明，是智能体自己写的 user 消息（is_state_note）："
+               f"{why}，本身并不开始一个回合。像跳过工具结果一样跳过它"
+               + (f"：messages[{first}] 到 messages[{last}] 都是状态说明，要把它们每一条都跳过"
+                  "（用 while，不是 if）" if several else ""))
+
+
+def _judge_cut(safe_cut, about: str, history: list[dict], index: int) -> None:
+    clamped = max(0, min(index, len(history)))
+    given = f"{case(about, history, clamped)}\nsafe_cut(messages, {index})"
+    wanted = turn_start(history, index)
+    expected = f"{given}\n{EXPECTED}{wanted!r}\n"
+    passed = copy.deepcopy(history)
+    kind, got = outcome(safe_cut, passed, index)
+    if kind == "raised":
+        outside = not 0 <= index < len(history)
+        why = _clamp_rule() if outside else _cut_rule()
+        raise Hint(f"{expected}{GOT}{_raised(got)}" + hint(why))
+    try:
+        changed = passed != history
+    except (Exception, KeyboardInterrupt, SystemExit):  # something put in it that cannot compare
+        changed = True
+    if changed:
+        why = say("safe_cut must not change the history it is given (del, pop, clear, ...): it "
+                  "only finds where a cut may fall, and returns that index; the caller keeps "
+                  "messages[cut:] itself",
+                  "safe_cut 不能改动传给它的历史（del、pop、clear 之类）：它只负责找出切口可以"
+                  "落在哪里，并返回这个下标；保留 messages[cut:] 是调用方自己的事")
+        after = say("after safe_cut, the list given holds:", "safe_cut 之后，传进来的列表变成了：")
+        raise Hint(f"{expected}{GOT}{_returned(got)}\n{after}\n{_described(passed, clamped)}"
+                   + hint(why))
+    if isinstance(got, bool) or not isinstance(got, int):
+        why = say("return the index where the kept history begins, an int: the caller keeps "
+                  "messages[cut:]",
+                  "返回保留下来的历史从哪里开始，一个 int 类型的下标：调用方保留 messages[cut:]")
+        raise Hint(f"{expected}{GOT}{_returned(got)}" + hint(why))
+    got = int.__index__(got)  # a plain int: a subclass's own methods never run
+    if not 0 <= got <= len(history):
+        why = _then(say(f"a cut is an index from 0 to len(messages), {len(history)} here, "
+                        "both included. ",
+                        f"切口是 0 到 len(messages)（这里是 {len(history)}）之间的下标，"
+                        "两端都包括。"), _clamp_rule())
+        raise Hint(f"{expected}{GOT}{got!r}" + hint(why))
+    if got > clamped:
+        if index < 0:  # counted from the end, as Python's negative indices are
+            why = _then(say(f"index {index} is before the start of the history: here a "
+                            "negative index is not counted from the end, as it is in Python, "
+                            "it is brought up to 0. ",
+                            f"index {index} 在历史的开头之前：这里的负数下标不像 Python 里那样"
+                            "从末尾倒着数，而是被提到 0。"), _clamp_rule())
+        else:
+            why = say(f"a cut falls at or before index: {got} is after {clamped}, so it drops "
+                      "messages the caller asked to keep. Step back, never forward",
+                      f"切口必须落在 index 或它之前：{got} 在 {clamped} 之后，"
+                      "会丢掉调用方要求保留的消息。只能往回退，不能往前走")
+        raise Hint(f"{expected}{GOT}{got!r}" + hint(why))
+    kept = [SUMMARY, *history[got:]]
+    try:
+        check_history(kept)
+    except IllegalHistory as e:
+        at = int(m[1]) if (m := re.search(r"message (\d+)", str(e))) else 1
+        why = say("the kept history must not begin with a tool result: the call it answers was "
+                  "cut away, and the API refuses the whole request (400). A batch of parallel "
+                  "calls has one result per call, all in a row: step back over every one of "
+                  "them (while, not if), to the assistant message that made the calls",
+                  "保留下来的历史不能以工具结果开头：它所回应的调用已经被截掉了，API 会拒绝整个"
+                  "请求（400）。一批并行工具调用每个调用都有一个工具结果，一个挨着一个："
+                  "要跳过其中每一个（用 while，不是 if），一直退到发出这些调用的 assistant 消息")
+        kept_after = say("the history kept, after a summary:", "保留下来的历史，前面加上摘要：")
+        says = say("check_history says: ", "check_history 说：")
+        raise Hint(f"{expected}{GOT}{got!r}\n{kept_after}\n{describe(kept, at)}\n{says}{e}"
+                   + hint(why)) from None
+    if got > wanted:  # legal, at or before index, after the turn's start: a state note
+        raise Hint(f"{expected}{GOT}{got!r}" + hint(_note_hint(history, got)))
+    if got != wanted:
+        raise Hint(f"{expected}{GOT}{got!r}" + hint(_latest_hint(history, index, wanted, got)))
+
+
+@checker("ch04.safe_cut")
+def check_safe_cut(safe_cut) -> None:
+    with _scrubbed():
+        for about, history in cut_cases():
+            for index in range(-1, len(history) + 2):  # every index, and one past either end
+                _judge_cut(safe_cut, about, history, index)
+
+
+# --- ch04.estimate -----------------------------------------------------------------------
+
+PROSE = (
+    "Every round, the agent sends the model its whole history again: the user's words, its own "
+    "replies, and every tool result it was given. A long session outgrows any context window, "
+    "so something must decide what to keep. Cutting is easy; cutting well is not. A tool result "
+    "without the call it answers makes the API refuse the request, and a summary that forgets "
+    "the open todos sends the agent back to work it had already done.")
+CODE = '''\
+def turn_start(messages, index):
+    index = max(0, min(index, len(messages)))
+    while 0 < index < len(messages) and (messages[index]["role"] == "tool"
+                                         or is_state_note(messages[index])):
+        index -= 1
+    return index
+
+
+class Budget:
+    def __init__(self, window=128_000, tiers=(0.5, 0.7, 0.9)):
+        self.window, self.tiers = window, tiers
+
+    def over(self, size: int) -> list[str]:
+        names = ("trim", "summarize", "reset")
+        return [n for n, t in zip(names, self.tiers) if size >= self.window * t]
+'''
+CHINESE = (
+    "每一轮，智能体都会把整段历史重新发给模型：用户说过的话、它自己的回复，还有它拿到的每一个"
+    "工具结果。会话一长，任何上下文窗口都装不下，所以总得有人决定留下什么。截掉一段历史很容易，"
+    "截得好却不容易。一个工具结果如果离开了它所回应的调用，API 就会拒绝整个请求；一份摘要如果"
+    "忘了还没做完的待办事项，智能体就会回头去做已经做过的事。因此，压缩分成三层：先把旧的长输出"
+    "缩短，再把较早的回合写成一份摘要，万不得已时只留下摘要和最近的一个回合。无论哪一层，切口"
+    "都只能落在一个回合开始的地方，而且每次压缩之后都要重新检查历史是否合法。智能体的状态也不会"
+    "丢：压缩拿掉的状态说明，会在下一次调用模型之前，原原本本地再告诉它一遍。")
+MIXED = (
+    "上下文策略只有一个方法：`prepare(messages, agent, overflow=False)`，它在每次调用模型之前"
+    "运行，返回这一轮要发送的历史。最简单的策略是 `KeepEverything`，原样返回传进来的列表。"
+    "要估算一段历史有多大，可以调用 `history_tokens(agent.messages)`；它按字符的种类来数："
+    "中文字符大约一个 token，代码里的符号（比如 `(`、`]`、`=`）大约半个，其余的英文字母和空格"
+    "大约四个字符一个 token。超过窗口的 50% 时，`Compactor` 先把 `len(content) > 2000` 的旧"
+    "工具结果缩短；超过 70% 时写摘要，用 `turn_start(messages, len(messages) - 8)` 找到切口。")
+JAPANESE = (  # mostly kana: an answer that takes only Han characters for CJK fails it
+    "エージェントは毎回、それまでの履歴をまるごとモデルに送り直します。ユーザーの言葉も、自分の返事も、"
+    "受け取ったツールの結果も、すべてです。会話が長くなると、どんなコンテキストウィンドウにも収まらなく"
+    "なるので、何を残すかを誰かが決めなければなりません。切るのは簡単ですが、うまく切るのは簡単では"
+    "ありません。呼び出しから切り離されたツールの結果があると、APIはリクエストをまるごと拒否します。"
+    "まだ終わっていないやることを忘れた要約は、エージェントをもう済ませた作業に引き戻してしまいます。"
+    "だから切れ目は、いつもターンが始まるところにだけ置き、圧縮のたびに履歴が正しいかどうかを"
+    "確かめ直します。エージェントの状態も、なくなりはしません。")
+KOREAN = (  # Hangul, with spaces between words
+    "에이전트는 매번 지금까지의 기록 전체를 모델에게 다시 보냅니다. 사용자가 한 말, 자신의 답변, "
+    "그리고 받은 모든 도구 결과까지 말입니다. 대화가 길어지면 어떤 컨텍스트 창에도 다 들어가지 "
+    "않기 때문에, 무엇을 남길지 누군가 정해야 합니다. 잘라 내기는 쉽지만 잘 잘라 내기는 쉽지 "
+    "않습니다. 자신이 답하는 호출과 떨어진 도구 결과가 있으면 API는 요청 전체를 거절합니다. 아직 "
+    "끝나지 않은 할 일을 잊어버린 요약은 에이전트를 이미 끝낸 작업으로 되돌려 보냅니다. 그래서 "
+    "자르는 자리는 언제나 한 턴이 시작되는 곳이어야 하고, 압축할 때마다 기록이 올바른지 다시 "
+    "확인합니다.")
+TEXTS = (  # (what kind of text, in English and in Chinese; the text)
+    (("English prose", "英文段落"), PROSE),
+    (("Python code", "Python 代码"), CODE),
+    (("Chinese prose, with its full-width punctuation", "带全角标点的中文段落"), CHINESE),
+    (("Chinese with inline code", "夹着行内代码的中文"), MIXED),
+    (("Japanese prose, mostly kana", "以假名为主的日文段落"), JAPANESE),
+    (("Korean prose, in Hangul", "韩文（谚文）段落"), KOREAN),
+)
+KANA_HANGUL = (JAPANESE, KOREAN)
+WITHIN = 0.15  # how far an estimate may be from the engine's count, as a fraction of it
+
+
+def _number(value) -> float | None:
+    """The learner's value as a plain float, or None if it is no number (a bool is none). An
+    int, a float or a Decimal is read without calling the value's own methods; another real
+    number (a Fraction, say) by float(), and whatever that raises makes it no number."""
+    if isinstance(value, bool):
+        return None
+    try:
+        if isinstance(value, float):
+            return float.__float__(value)
+        if isinstance(value, int):
+            try:
+                return int.__float__(value)
+            except OverflowError:  # too big for a float: still a number, a huge one
+                return float("inf") if value > 0 else float("-inf")
+        if isinstance(value, Decimal):
+            return Decimal.__float__(value)
+        if isinstance(value, numbers.Real):
+            return float.__float__(float(value))
+    except (Exception, KeyboardInterrupt, SystemExit):  # a signalling NaN, a float() that fails
+        return None
+    return None
+
+
+def _close(got: float, wanted: float) -> bool:
+    return abs(got - wanted) <= WITHIN * wanted
+
+
+def _kind(names: tuple[str, str], text: str) -> str:
+    return say(f"{names[0]} ({len(text)} characters)", f"{names[1]}（{len(text)} 个字符）")
+
+
+def _estimate_rule() -> str:
+    return say("the engine counts by the kind of character: a Chinese, Japanese or Korean "
+               "character, its full-width punctuation too (tokens.CJK), is about one token; any "
+               "other symbol, a bracket, a quote, an operator (tokens.SYMBOL), about half a "
+               "token; the rest, letters, digits and spaces, about a quarter: cjk + symbols / 2 "
+               "+ rest / 4",
+               "引擎按字符的种类来数：中文、日文、韩文字符，连同全角标点（tokens.CJK），"
+               "大约一个 token；其他符号，比如括号、引号、运算符（tokens.SYMBOL），大约半个；"
+               "其余的字母、数字和空格，大约四分之一个：cjk + symbols / 2 + rest / 4")
+
+
+def _estimate_hint(rows: list[tuple[str, str, int, float]]) -> str:
+    """What the answer did, when its numbers show a known mistake on every text, then the rule."""
+    mistakes = [
+        (lambda t: len(t) / 4,
+         say("A quarter of the characters, len(text) / 4, is about right for English prose, but "
+             "a Chinese character is about one token, four times that. ",
+             "len(text) / 4，即字符数的四分之一，对英文段落大致不错，"
+             "可一个中文字符大约就是一个 token，是它的四倍。")),
+        (len,
+         say("A token for every character, len(text), is about right for Chinese, but English "
+             "prose packs about four characters into a token. ",
+             "每个字符算一个 token，即 len(text)，对中文大致不错，"
+             "可英文段落大约四个字符才一个 token。")),
+        (lambda t: len(t.encode()) / 4,
+         say("A quarter of the UTF-8 bytes, len(text.encode()) / 4, makes a Chinese character "
+             "(three bytes) three quarters of a token: it is about one. Tokens follow "
+             "characters, not bytes. ",
+             "len(text.encode()) / 4，即 UTF-8 字节数的四分之一，把一个中文字符（三个字节）"
+             "算成四分之三个 token，而它大约是一个。token 跟着字符走，不跟着字节走。")),
+        (lambda t: len(t.split()) * 1.3,
+         say("Words times 1.3 needs spaces between words: Chinese writes none, so a whole "
+             "sentence counts as one word, and code is dense with symbols. ",
+             "“单词数乘以 1.3”要靠单词之间的空格，可中文不用空格分词，整句话只算一个“单词”；"
+             "代码里又满是符号。")),
+    ]
+    for estimate, why in mistakes:
+        if all(abs(got - estimate(text)) <= max(1.0, 0.02 * estimate(text))
+               for _, text, _, got in rows):
+            return _then(why, _estimate_rule())
+    wrong = [(text, wanted, got) for _, text, wanted, got in rows if not _close(got, wanted)]
+    if wrong and all(text in KANA_HANGUL and got < wanted for text, wanted, got in wrong):
+        why = say("Japanese kana (U+3040 to U+30FF) and Korean Hangul (U+AC00 to U+D7AF) are "
+                  "about a token a character too, as Chinese characters are (U+4E00 to U+9FFF): "
+                  "count them as wide characters as well. ",
+                  "日文假名（U+3040 到 U+30FF）和韩文谚文（U+AC00 到 U+D7AF）也是大约一个字符"
+                  "一个 token，和汉字（U+4E00 到 U+9FFF）一样：也要把它们算作宽字符。")
+        return _then(why, _estimate_rule())
+    return _estimate_rule()
+
+
+@checker("ch04.estimate")
+def check_estimate(estimate) -> None:
+    with _scrubbed():
+        _estimate_check(estimate)
+
+
+def _estimate_check(estimate) -> None:
+    rows = []  # (what kind of text, the text, the engine's count, the answer's)
+    for names, text in TEXTS:
+        kind = _kind(names, text)
+        begins = say(", beginning ", "，开头是 ")
+        given = f"{kind}{begins}{text[:50]!r}{say(':', '：')}\nestimate(text)"
+        wanted = text_tokens(text)
+        expected = (f"{given}\n{EXPECTED}" + say(f"about {wanted} (text_tokens), within 15 %",
+                                                 f"大约 {wanted}（text_tokens），误差在 15% 以内")
+                    + "\n")
+        told, value = outcome(estimate, text)
+        if told == "raised":
+            raise Hint(f"{expected}{GOT}{_raised(value)}" + hint(_estimate_rule()))
+        got = _number(value)
+        if got is None:
+            why = say("return the estimate as a number, an int or a float: the compactor compares "
+                      "it with the context window",
+                      "返回一个数（int 或 float）作为估算值：压缩器要拿它和上下文窗口比较")
+            raise Hint(f"{expected}{GOT}{_returned(value)}" + hint(why))
+        rows.append((kind, text, wanted, got))
+    if not all(_close(got, wanted) for _, _, wanted, got in rows):
+        lines = [f"  {'✓' if _close(got, wanted) else '✗'} {kind}{say(': ', '：')}"
+                 + say(f"text_tokens {wanted}, yours {got:g}, {got / wanted:.2f} times",
+                       f"text_tokens 是 {wanted}，你的是 {got:g}，是它的 {got / wanted:.2f} 倍")
+                 for kind, _, wanted, got in rows]
+        about = say(f"estimate(text) on {len(rows)} texts, against the engine's "
+                    "text_tokens(text) (within 15 % passes):",
+                    f"estimate(text) 在 {len(rows)} 段文本上的结果，和引擎的 text_tokens(text) "
+                    "比较（误差在 15% 以内算通过）：")
+        raise Hint(about + "\n" + "\n".join(lines) + hint(_estimate_hint(rows)))
+    given = say("an empty text:", "空文本：") + "\nestimate('')"
+    told, value = outcome(estimate, "")
+    why = say("an empty text has no tokens: 0", "空文本没有 token：返回 0")
+    if told == "raised":
+        raise Hint(f"{given}\n{EXPECTED}0\n{GOT}{_raised(value)}" + hint(why))
+    if _number(value) != 0:
+        raise Hint(f"{given}\n{EXPECTED}0\n{GOT}{_returned(value)}" + hint(why))
+
+
+# --- ch04.policy -------------------------------------------------------------------------
+
+FILES = {"calc.py": "def mean(values):\n    return sum(values) / (len(values) - 1)\n",
+         "test_calc.py": "from calc import mean\n\nassert mean([1, 2, 3]) == 2\n",
+         "notes.md": "# Notes\n\nmean() is used by report.py only.\n"}
+FOLDER = "src"  # where the model moves in chat 2; FILES are in it too, so every read works
+# (what the user asks, the files the model reads at once, the todo list it writes with them
+# (or None), the folder it moves to after them (or None), its answer): each chat is two
+# rounds, so five chats make ten. The last ask begins with "[": the user's all the same.
+CHATS = [
+    ("Why does the test fail?", ("calc.py", "test_calc.py"),
+     [("Fix mean", "in_progress"), ("Check the notes", "pending")], None,
+     "mean() divides by one too few."),
+    ("Is mean used anywhere else? Look in src too.", ("calc.py", "notes.md", "test_calc.py"),
+     None, FOLDER, "Only by report.py, the notes say."),
+    ("Plan the fix.", ("calc.py", "notes.md"),
+     [("Fix mean", "done"), ("Check the notes", "in_progress")], None,
+     "Divide by len(values)."),
+    ("Anything left?", ("notes.md", "test_calc.py", "calc.py"),
+     [("Fix mean", "done"), ("Check the notes", "done")], None,
+     "Nothing: both are done."),
+    ("[CI] test_calc.py failed before the fix. Sum it up.", ("calc.py", "notes.md"), None, None,
+     "mean() was off by one; the notes agree."),
+]
+TURNS = (2, 1, 3)  # 2 first: the mistakes of a turn too many or too few show apart
+
+
+class ChangeDir(Tool):
+    """`cd`, as bash carries it over, without a shell: it moves the workspace's working
+    directory, so the agent tells the model where it works now in a state note."""
+
+    name = "change_dir"
+    description = "Move to the folder `path`, relative to the working directory, as `cd` does."
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}},
+                  "required": ["path"], "additionalProperties": False}
+
+    def run(self, ws: Workspace, path: str) -> str:
+        target = ws.resolve(path).resolve()
+        if not target.is_dir():
+            raise ToolError(f"{path} is not a folder")
+        ws.cwd = target
+        return f"now in {path}"
+
+
+def _script() -> list:
+    turns = []
+    for _, reads, todos, folder, answer in CHATS:
+        calls = [{"name": "read_file", "arguments": {"path": path}} for path in reads]
+        if todos:
+            items = [{"content": content, "status": status} for content, status in todos]
+            calls.append({"name": "todo_write", "arguments": {"todos": items}})
+        if folder:
+            calls.append({"name": "change_dir", "arguments": {"path": folder}})
+        turns += [{"tool_calls": calls}, answer]
+    return turns
+
+
+def _starts(messages: list[dict], notes: bool = False) -> list[int]:
+    """Where each user turn begins: a user message, not a state note (with `notes`, any)."""
+    return [i for i, m in enumerate(messages)
+            if m.get("role") == "user" and (notes or not is_state_note(m))]
+
+
+def _messages(k: int) -> str:
+    return f"{k} message" if k == 1 else f"{k} messages"
+
+
+def _turns(k: int) -> str:
+    return f"{k} user turn" if k == 1 else f"{k} user turns"
+
+
+def _wanted(messages: list[dict], n: int) -> list[dict]:
+    starts = _starts(messages)
+    return messages if len(starts) <= n else messages[starts[-n]:]
+
+
+def _empty(fn) -> bool:
+    """Whether `fn` does nothing: a body of `...` (or `pass`, or a docstring alone)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    ops = [(i.opname, i.argval) for i in dis.get_instructions(code)
+           if i.opname not in ("RESUME", "NOP")]
+    return ops in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
+
+
+def _last(n: int) -> str:
+    """"the last turn", "the last 2 turns"."""
+    return "the last turn" if n == 1 else f"the last {n} turns"
+
+
+def _policy_rule(n: int) -> str:
+    fewer = "one of them or none" if n == 1 else f"{n} or fewer of them"
+    return say(f"keep {_last(n)}: the history from messages[starts[-{n}]] on, where starts are "
+               "the indices of the user messages that are not state notes; with "
+               f"{fewer} there is nothing to cut: return the list you were given",
+               f"保留最近 {n} 个回合：从 messages[starts[-{n}]] 开始的历史，其中 starts 是那些"
+               f"不是状态说明的 user 消息的下标；这样的消息不超过 {n} 条时，没有什么可截的："
+               "原样返回传进来的列表")
+
+
+def _policy_why(given: list[dict], result: list[dict], n: int) -> str:
+    """What the answer did, when it shows (or nothing): the note before the rule."""
+    starts, every = _starts(given), _starts(given, notes=True)
+    if len(every) > n and every != starts and result == given[every[-n]:]:
+        return say("a state note is a user message the user never wrote (is_state_note): the "
+                   "agent tells its state with it, and it begins no turn. Count only the user "
+                   "messages that are not state notes. ",
+                   "状态说明是用户从来没写过的 user 消息（is_state_note）：智能体用它来告诉模型"
+                   "自己的状态，它并不开始一个回合。只数那些不是状态说明的 user 消息。")
+    plain = [i for i in every if not str(given[i].get("content")).startswith("[")]
+    if plain != starts and result == (given if len(plain) <= n else given[plain[-n]:]):
+        return say("a user message may begin with \"[\" and be the user's all the same (a pasted "
+                   "log): tell a state note by is_state_note, which looks for the whole "
+                   "STATE_NOTE, not by its first character. ",
+                   "user 消息也可能以“[”开头，却仍然是用户自己的（比如贴进来的日志）：要用 "
+                   "is_state_note 来认状态说明，它看的是完整的 STATE_NOTE，而不是第一个字符。")
+    if len(starts) <= n:
+        return ""  # nothing to cut: the rule says so
+    kept = len(_starts(result))
+    begin = "begins" if n == 1 else "begin"
+    if kept == min(n, len(starts)) + 1:
+        return say(f"one turn too many: {_last(n)} {begin} at starts[-{n}], and "
+                   f"starts[-{n + 1}] is one turn earlier. ",
+                   f"多留了一个回合：最近 {n} 个回合从 starts[-{n}] 开始，starts[-{n + 1}] "
+                   "还要再早一个回合。")
+    if kept == min(n, len(starts)) - 1:
+        return say(f"one turn too few: {_last(n)} {begin} at starts[-{n}], one turn "
+                   "earlier than your cut. ",
+                   f"少留了一个回合：最近 {n} 个回合从 starts[-{n}] 开始，比你的切口早一个回合。")
+    return ""
+
+
+def _signature() -> str:
+    return say("prepare is called as the agent calls it: prepare(messages, agent) before every "
+               "round, and prepare(messages, agent, overflow=True) when the provider says a "
+               "request is too long. So it takes a third argument, overflow, False when it is "
+               "not given: def prepare(self, messages, agent, overflow=False)",
+               "prepare 是按智能体的方式调用的：每一轮之前调用 prepare(messages, agent)，"
+               "服务商说请求太长时调用 prepare(messages, agent, overflow=True)。所以它还有"
+               "第三个参数 overflow，不传时为 False：def prepare(self, messages, agent, "
+               "overflow=False)")
+
+
+class _Watched:
+    """The learner's policy as the context policy of an Agent: each call of `prepare` judged as
+    it returns. A history the API would refuse goes on to the model, whose check says so."""
+
+    def __init__(self, policy, n: int, folder: Path):
+        self.policy, self.n, self.folder = policy, n, folder
+        self.chat = 0  # which chat runs (1 to 5), and the rounds of it so far
+        self.round = 0
+        self.last: tuple[list[dict], list[dict]] | None = None  # what went in, what came back
+        self.copied: Hint | None = None  # the first copy where the list itself was due
+        self.overflow = False  # the last call: as the agent calls it when a request is too long
+
+    def about(self, given: list[dict]) -> str:
+        count = len(_starts(given))
+        wanted = _wanted(given, self.n)
+        around = len(given) - len(wanted) if wanted is not given else len(given) - 1
+        if self.overflow:
+            when = say(f"after the {len(CHATS)} chats, called as the agent calls it when the "
+                       "provider says a request is too long, prepare(messages, agent, "
+                       "overflow=True)",
+                       f"{len(CHATS)} 次对话之后，像服务商说请求太长时智能体那样调用它："
+                       "prepare(messages, agent, overflow=True)")
+        else:
+            when = say(f"in round {self.round} of chat {self.chat} of {len(CHATS)} (in each chat "
+                       "the model reads files in parallel, sometimes writes its todo list or "
+                       "changes directory, then answers)",
+                       f"在 {len(CHATS)} 次对话的第 {self.chat} 次、第 {self.round} 轮"
+                       "（每次对话里，模型先并行读几个文件，有时还写一下待办清单或者换个目录，"
+                       "然后回答）")
+        return say(f"KeepLastTurns({self.n}) as the context policy of a real Agent, {when}; "
+                   f"prepare was given {_messages(len(given))}, {_turns(count)}:",
+                   f"KeepLastTurns({self.n}) 作为一个真实 Agent 的上下文策略，{when}；"
+                   f"prepare 拿到的是 {len(given)} 条消息、{count} 个用户回合：") \
+            + "\n" + describe(given, around)
+
+    def prepare(self, messages, agent, *args, **kwargs):
+        self.round += 1
+        given = copy.deepcopy(messages)
+        told, result = outcome(lambda: self.policy.prepare(messages, agent, *args, **kwargs))
+        about = self.about(given)
+        if told == "raised":
+            why = _policy_rule(self.n)
+            if isinstance(result, TypeError) and (self.overflow or "prepare()" in _error(result)):
+                why = _signature()  # no overflow=False, or no overflow at all
+            raise Hint(f"{about}\n{_raised(result, self.folder)}" + hint(why))
+        try:
+            changed = messages != given
+        except (Exception, KeyboardInterrupt, SystemExit):  # it holds what cannot compare
+            changed = True
+        if not isinstance(result, list):
+            why = say("prepare returns the history to send, a list: the agent goes on with "
+                      "agent.messages = policy.prepare(agent.messages, agent). ",
+                      "prepare 返回这一轮要发送的历史，一个列表：智能体接下来用的是 "
+                      "agent.messages = policy.prepare(agent.messages, agent)。")
+            if changed:
+                why += say("Your code changed the list in place (del, pop, ...) instead: return "
+                           "a new list, a slice, and leave the one given as it is. ",
+                           "你的代码却是在原地改动了这个列表（del、pop 之类）：应该返回一个新列表，"
+                           "也就是一个切片，传进来的列表保持原样。")
+            raise Hint(f"{about}\n{GOT}{_returned(result, self.folder)}"
+                       + hint(_then(why, _policy_rule(self.n))))
+        if changed:
+            why = say("your policy changed the list it was given (del, pop, remove, ...): return "
+                      "a new list, a slice, and leave the one given as it is. The agent tells a "
+                      "policy that cut something by the new list it returns: when the provider "
+                      "says a request is too long, Agent.ask tries again only if "
+                      "policy.prepare(...) is not the list it was given",
+                      "你的策略改动了传进来的列表（del、pop、remove 之类）：应该返回一个新列表，"
+                      "也就是一个切片，传进来的列表保持原样。智能体靠返回的是不是一个新列表来判断"
+                      "策略有没有截掉东西：服务商说请求太长时，只有 policy.prepare(...) 返回的不是"
+                      "传进去的那个列表，Agent.ask 才会再试一次")
+            raise Hint(f"{about}\n" + say("after prepare, the list given holds:",
+                                          "prepare 之后，传进来的列表变成了：")
+                       + f"\n{_described(messages, 0)}" + hint(why))
+        if not all(isinstance(m, dict) and "role" in m for m in result):
+            why = say("the history is a list of messages, each a dict with a \"role\", as it was "
+                      "given",
+                      "历史是一个消息列表，每条消息都是带 \"role\" 的字典，和传进来时一样")
+            raise Hint(f"{about}\n{GOT}{_returned(result, self.folder)}" + hint(why))
+        self.last = (given, result)
+        try:
+            check_history(result)
+        except IllegalHistory as e:
+            if not self.overflow:
+                return result  # the model's check refuses it, as the API would
+            at = int(m[1]) if (m := re.search(r"message (\d+)", str(e))) else len(result) - 1
+            why = say("every tool result must follow the call it answers, and every call needs "
+                      "its results: keep whole turns. ",
+                      "每个工具结果都必须跟在它所回应的调用后面，每个调用也都需要它的工具结果："
+                      "要保留完整的回合。")
+            raise Hint(f"{about}\n{GOT.alone}\n{_described(result, at)}\n"
+                       + say("check_history says: ", "check_history 说：") + f"{e}"
+                       + hint(_then(why, _policy_rule(self.n)))) from None
+        self.judge(given, result, about, itself=result is messages)
+        return result
+
+    def judge(self, given: list[dict], result: list[dict], about: str, itself: bool) -> None:
+        """`given` is a copy of the list the policy was given; `itself`, whether it returned
+        that list."""
+        n, starts = self.n, _starts(given)
+        wanted = _wanted(given, n)
+        shown_wanted = f"{EXPECTED.alone}\n{describe(wanted, 0)}\n"
+        if self.overflow:  # a policy may cut harder then: only what any cut must keep
+            shown_wanted = ""
+        if starts and given[starts[-1]] not in result:
+            why = say("the latest user message (not a state note) is what the model is to answer "
+                      "now: it must stay. ",
+                      "最近一条（不是状态说明的）user 消息，是模型现在要回答的：它必须留下。")
+            raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n{_described(result, 0)}"
+                       + hint(_then(why + _policy_why(given, result, n), _policy_rule(n))))
+        if len(result) > len(given):
+            why = say(f"your policy returned {len(result)} messages for {len(given)}: a policy "
+                      "that keeps the last turns only cuts, it adds nothing (a note of what was "
+                      "dropped would grow the history it is there to shrink). ",
+                      f"传进来 {len(given)} 条消息，你的策略返回了 {len(result)} 条：只保留最近几个"
+                      "回合的策略只会截掉消息，不会添加（记一条“删掉了什么”的说明，反而会让它本来"
+                      "要缩短的历史变长）。")
+            raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n"
+                       f"{_described(result, len(result) - 1)}"
+                       + hint(_then(why, _policy_rule(n))))
+        if self.overflow:
+            self.judge_overflow(given, result, about, itself)
+            return
+        kept, due = len(_starts(result)), min(n, len(starts))
+        if kept != due:
+            why = say(f"{_turns(due)} must stay, and your policy kept {kept}: ",
+                      f"应该留下 {due} 个用户回合，你的策略留下了 {kept} 个：")
+            raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n{_described(result, 0)}"
+                       + hint(_then(why + _policy_why(given, result, n), _policy_rule(n))))
+        if result != wanted:
+            raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n{_described(result, 0)}"
+                       + hint(_then(_policy_why(given, result, n), _policy_rule(n))))
+        if wanted is given and not itself and self.copied is None:
+            why = say(f"with {_turns(len(starts))} and n = {n} there is nothing to cut: return "
+                      "the list you were given, itself, not a copy. The agent tells a policy "
+                      "that cut nothing by it: when the provider says a request is too long, "
+                      "Agent.ask gives up at once if policy.prepare(...) is the list it was given "
+                      "(asking again would fail the same way)",
+                      f"有 {len(starts)} 个用户回合、n = {n}，没有什么可截的：原样返回传进来的那个"
+                      "列表本身，而不是它的副本。智能体靠这一点判断策略什么也没截：服务商说请求"
+                      "太长时，如果 policy.prepare(...) 返回的就是传进去的列表，Agent.ask 会立刻"
+                      "放弃（再问一次也会同样失败）")
+            returned = say("your policy returned a copy, an equal but new list",
+                           "你的策略返回了一个副本：内容相同，但是一个新列表")
+            self.copied = Hint(f"{about}\n{EXPECTED}"
+                               + say("the list given, itself", "传进来的那个列表本身")
+                               + f"\n{GOT}{returned}" + hint(why))
+
+    def judge_overflow(self, given: list[dict], result: list[dict], about: str,
+                       itself: bool) -> None:
+        """On overflow the agent sends the request again if the list is a new one: the list
+        itself (nothing to cut), or a strictly shorter tail, from where a turn begins, that
+        keeps the latest user message."""
+        if itself:
+            return
+        starts = _starts(given)
+        end = starts[-1] if starts else len(given)
+        if any(result == given[k:] for k in range(1, end + 1) if turn_start(given, k) == k):
+            return
+        due = say("the list given, itself (nothing to cut), or a tail of it, messages[k:] with "
+                  "turn_start(messages, k) == k and 0 < k <= starts[-1]",
+                  "传进来的那个列表本身（没有可截的），或者它的一段结尾：messages[k:]，其中 "
+                  "turn_start(messages, k) == k，并且 0 < k <= starts[-1]")
+        if result == given:
+            why = say("on overflow, Agent.ask takes any new list for a cut and sends the request "
+                      "again: a copy, with nothing cut, sends the same too-long request a second "
+                      "time. Return the list you were given, itself, when there is nothing to cut "
+                      "(the agent then gives up at once), or a shorter one: messages[k:], from "
+                      "where a turn begins",
+                      "overflow 时，Agent.ask 会把任何新列表都当成截过的结果，再发一次请求：一个"
+                      "什么都没截的副本，只会把同样太长的请求再发一遍。没有可截的时候，原样返回传"
+                      "进来的那个列表本身（智能体就会立刻放弃）；否则返回一个更短的列表：从某个"
+                      "回合开始处起的 messages[k:]")
+            returned = say("your policy returned a copy, an equal but new list",
+                           "你的策略返回了一个副本：内容相同，但是一个新列表")
+            raise Hint(f"{about}\n{EXPECTED}{due}\n{GOT}{returned}" + hint(why))
+        why = say("on overflow a policy may cut more than its rule says, but it still only cuts "
+                  "the history's beginning away: it keeps messages[k:], from a k where a turn "
+                  "begins (turn_start(messages, k) == k) to the end, with k at or before the "
+                  "latest user message. What your policy returned is no such tail of the list "
+                  "given: it leaves out messages in between, or changes or reorders them",
+                  "overflow 时，策略可以比它的规则截得更多，但仍然只能截掉历史的开头：它保留 "
+                  "messages[k:]，从某个回合开始的位置 k（turn_start(messages, k) == k）一直到"
+                  "末尾，而且 k 不能在最近一条 user 消息之后。你的策略返回的不是传进来的列表的"
+                  "这样一段结尾：它漏掉了中间的消息，或者改动了消息、打乱了顺序")
+        raise Hint(f"{about}\n{EXPECTED}{due}\n{GOT.alone}\n{_described(result, 0)}"
+                   + hint(why))
+
+
+def _refused(watched: _Watched, agent: Agent, refusal: IllegalHistory) -> Hint:
+    """The model's 400, shown on the history the policy left (as the request sends it, after
+    the system prompt), numbered as that history is."""
+    sent = agent.messages
+    try:
+        check_history(sent)
+        detail, at = str(refusal).split(": ", 1)[-1], len(sent) - 1
+    except IllegalHistory as e:
+        detail = str(e)
+        at = int(m[1]) if (m := re.search(r"message (\d+)", detail)) else len(sent) - 1
+    given = watched.last[0] if watched.last else sent
+    n = watched.n
+    if sent and sent[0]["role"] == "tool":
+        why = say("the history your policy left begins with a tool result whose call was cut "
+                  "away: the API refuses the request, and every one after it, since the history "
+                  "stays. Cut only where a turn begins: count the user messages (not the state "
+                  f"notes), not messages; messages[-{n}:] keeps the last "
+                  f"{_messages(n) if n > 1 else 'message'}, which may be the results of one "
+                  "batch. ",
+                  "你的策略留下的历史以一个工具结果开头，而它的调用已经被截掉了：API 会拒绝这次"
+                  "请求，而且历史还在，之后的每一次请求都会被拒绝。只在回合开始的地方截："
+                  f"数 user 消息（不算状态说明），而不是数消息；messages[-{n}:] 留下的是最后 {n} "
+                  "条消息，它们可能只是同一批调用的几个工具结果。")
+    else:
+        why = say("every tool result must follow the call it answers, and every call needs its "
+                  "results: keep whole turns. ",
+                  "每个工具结果都必须跟在它所回应的调用后面，每个调用也都需要它的工具结果："
+                  "要保留完整的回合。")
+    refused = say("the model's request was refused, as the API would refuse it (400): ",
+                  "模型的请求被拒绝了，和 API 的做法一样（400）：")
+    left = say("the history your policy left (the request sends it after the system prompt):",
+               "你的策略留下的历史（请求里它跟在系统提示词后面）：")
+    return Hint(f"{watched.about(given)}\n{refused}{detail}\n{left}\n{_described(sent, at)}"
+                + hint(_then(why, _policy_rule(n))))
+
+
+def _through_an_agent(KeepLastTurns, n: int, folder: Path) -> Hint | None:
+    """Five chats with a policy KeepLastTurns(n); a hint held to the end, or None."""
+    told, policy = outcome(KeepLastTurns, n)
+    if told == "raised":
+        why = say("KeepLastTurns(n) takes the number of turns to keep: def __init__(self, n), "
+                  "keeping it (self.n = n) for prepare",
+                  "KeepLastTurns(n) 接收要保留的回合数：def __init__(self, n)，"
+                  "把它存下来（self.n = n）留给 prepare 用")
+        raise Hint(f"KeepLastTurns({n})\n{_raised(policy, folder)}" + hint(why))
+    watched = _Watched(policy, n, folder)
+    replies = _script()
+    asked: list[int] = []
+
+    def model(messages, tools):
+        asked.append(1)
+        return replies[len(asked) - 1]
+
+    tools = [ReadFile(), TodoWrite(), ChangeDir()]
+    agent = Agent(FunctionLLM(model), tools, cwd=folder, context=watched)
+    for ask, *_ in CHATS:
+        watched.chat, watched.round = watched.chat + 1, 0
+        try:
+            agent.chat(ask)
+        except (NotImplementedError, Hint):
+            raise
+        except IllegalHistory as e:
+            raise _refused(watched, agent, e) from None
+        except (Exception, KeyboardInterrupt, SystemExit) as e:
+            given = watched.last[0] if watched.last else agent.messages
+            ended = say("the run ended with ", "运行以异常结束：")
+            raise Hint(f"{watched.about(given)}\n{ended}{_error(e, folder)}"
+                       + hint(_policy_rule(n))) from None
+    watched.overflow = True
+    watched.prepare(agent.messages, agent, overflow=True)
+    return watched.copied
+
+
+@checker("ch04.policy")
+def check_policy(KeepLastTurns) -> None:
+    a_class(KeepLastTurns, 'check("ch04.policy", KeepLastTurns)')
+    prepare = getattr(KeepLastTurns, "prepare", None)
+    if prepare is None or _empty(prepare):
+        raise NotImplementedError  # the learner's class, its body (or its methods) still `...`
+    with tempfile.TemporaryDirectory(prefix="corecoder-ch04-") as tmp, _scrubbed(Path(tmp)):
+        for where in (Path(tmp), Path(tmp, FOLDER)):
+            where.mkdir(exist_ok=True)
+            for name, text in FILES.items():
+                (where / name).write_text(text, encoding="utf-8")
+        held = [_through_an_agent(KeepLastTurns, n, Path(tmp)) for n in TURNS]
+        copied = next((h for h in held if h is not None), None)
+        if copied is not None:
+            raise copied  # a copy where the list itself was due: told once nothing worse shows
