@@ -150,6 +150,17 @@ def test_a_learner_runs_the_tour_and_steps_through_its_rounds(browser, lab, name
     save(browser)
 
 
+def on_screen(browser, which: str, twin: str) -> str:
+    """The chapter's widget that `which` (a test of a widget `w`) picks, waited for and scrolled on screen as a
+    learner sees it; its text twin (the words `twin`) must not be printed again under it."""
+    widget = f"[...document.querySelectorAll('{PANEL} .jupyter-widgets.widget-vbox')].find(w => {which})"
+    browser.wait(f"!!{widget}", 30)
+    browser.evaluate(f"{widget}.scrollIntoView({{block: 'start'}}) || 1")
+    output_text = browser.evaluate(f"{widget}.closest('.jp-OutputArea').innerText")
+    assert twin not in output_text, "the text twin is printed again under the widget"
+    return widget
+
+
 EXPLORER = {  # what the edit explorer says, in each language
     "02-tools.ipynb": {"edit": "edit", "refused": "refused", "matched": "matched by", "exact": "the exact text",
                        "twin": "each attempt on a fresh copy", "unsolved": "not implemented yet"},
@@ -163,14 +174,9 @@ def test_a_learner_tries_edits_in_the_explorer_of_chapter_two(browser, lab, name
     url, token, root = lab
     words = EXPLORER[name]
     run_all(browser, url, token, name)
-    explorer = (f"[...document.querySelectorAll('{PANEL} .jupyter-widgets.widget-vbox')]"
-                ".find(w => w.querySelector('select') && w.querySelector('textarea'))")
-    browser.wait(f"!!{explorer}", 30)
-    browser.evaluate(f"{explorer}.scrollIntoView({{block: 'start'}}) || 1")
+    explorer = on_screen(browser, "w.querySelector('select') && w.querySelector('textarea')", words["twin"])
     verdict = f"[...{explorer}.querySelectorAll('.widget-html-content')].at(-1).innerText"
     assert words["exact"] in browser.wait(verdict), "the first attempt is shown, matched exactly"
-    output_text = browser.evaluate(f"{explorer}.closest('.jp-OutputArea').innerText")
-    assert words["twin"] not in output_text, "the text twin is printed again under the widget"
 
     # pick the ambiguous attempt: its old_string is loaded, and the edit is refused with its lines
     select = f"{explorer}.querySelector('select')"
@@ -217,15 +223,10 @@ def test_a_learner_scrubs_through_a_stream_in_chapter_three(browser, lab, name):
     url, token, root = lab
     words = SCRUBBER[name]
     run_all(browser, url, token, name)
-    scrubber = (f"[...document.querySelectorAll('{PANEL} .jupyter-widgets.widget-vbox')]"
-                ".find(w => w.querySelector('.widget-slider') && !w.querySelector('select'))")
-    browser.wait(f"!!{scrubber}", 30)
-    browser.evaluate(f"{scrubber}.scrollIntoView({{block: 'start'}}) || 1")
+    scrubber = on_screen(browser, "w.querySelector('.widget-slider') && !w.querySelector('select')", words["twin"])
     page = f"{scrubber}.querySelector('.widget-html-content').innerText"
     first = browser.wait(page)
     assert f"{words['chunk']} 1" in first and "read_file()" in first and "grep" not in first
-    output_text = browser.evaluate(f"{scrubber}.closest('.jp-OutputArea').innerText")
-    assert words["twin"] not in output_text, "the text twin is printed again under the widget"
     # click the slider's track at its right end, as a learner would: the last chunk, both calls whole
     last = 11
     click_the_end_of_the_track(browser, scrubber)
@@ -246,15 +247,10 @@ def test_a_learner_opens_a_round_of_the_context_gauge_in_chapter_four(browser, l
     url, token, root = lab
     words = GAUGE[name]
     run_all(browser, url, token, name)
-    gauge = (f"[...document.querySelectorAll('{PANEL} .jupyter-widgets.widget-vbox')]"
-             ".find(w => w.querySelector('.widget-slider') && w.textContent.includes('r12'))")
-    browser.wait(f"!!{gauge}", 30)
-    browser.evaluate(f"{gauge}.scrollIntoView({{block: 'start'}}) || 1")
+    gauge = on_screen(browser, "w.querySelector('.widget-slider') && w.textContent.includes('r12')", words["twin"])
     page = f"{gauge}.querySelector('.widget-html-content').innerText"
     first = browser.wait(page)
     assert words["round"].format(n=1) in first and "reset (" in first, "round 1 open, every bar drawn"
-    output_text = browser.evaluate(f"{gauge}.closest('.jp-OutputArea').innerText")
-    assert words["twin"] not in output_text, "the text twin is printed again under the widget"
     # the last round: after the reset, the summary and the latest turn, three messages
     click_the_end_of_the_track(browser, gauge)
     browser.wait(f"{page}.includes({json.dumps(words['round'].format(n=12))})", 10)
