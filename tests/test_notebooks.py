@@ -300,7 +300,10 @@ def answer(source: str, name: str):
     INTERRUPTED, and the call path (admit, perform: chapter 1 imports them before its last exercise); in chapter
     2, the tools' pieces (Tool, ToolError, split_lines, whole_line_breaks, lines_of), Workspace and Path; in
     chapter 3, ToolCall and Usage (corecoder.messages), Price (corecoder.pricing), json, and _is_json (an export
-    cell of corecoder/stream.py)."""
+    cell of corecoder/stream.py); in chapter 5, ThreadPoolExecutor (the export cell of corecoder/executor.py
+    imports it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from corecoder.calls import admit, perform
     from corecoder.messages import ToolCall, Usage
     from corecoder.pricing import Price
@@ -314,7 +317,8 @@ def answer(source: str, name: str):
                  "json": json, "problems": problems, "check": lambda *args: None,
                  "Tool": Tool, "ToolError": ToolError, "split_lines": split_lines,
                  "whole_line_breaks": whole_line_breaks, "lines_of": lines_of, "Workspace": Workspace, "Path": Path,
-                 "ToolCall": ToolCall, "Usage": Usage, "Price": Price, "_is_json": _is_json}
+                 "ToolCall": ToolCall, "Usage": Usage, "Price": Price, "_is_json": _is_json,
+                 "ThreadPoolExecutor": ThreadPoolExecutor}
     exec(textwrap.dedent(source), namespace)  # our own notebook's cell
     return namespace[name]
 
@@ -1944,6 +1948,207 @@ class KeepLastTurns:  # overflow without a default: the agent calls prepare(mess
             return messages
         return messages[starts[-self.n]:]
 """],
+    "ch05.merge": ["""
+def merge(start, forks):  # the last fork: a call that did not move undoes an earlier call's cd
+    return forks[-1]
+""", """
+def merge(start, forks):  # the last fork, or start for an empty batch: still undoes an earlier cd
+    return forks[-1] if forks else start
+""", """
+def merge(start, forks):  # the first fork that moved wins: a later cd does not move the agent again
+    for cwd in forks:
+        if cwd != start:
+            return cwd
+    return start
+""", """
+def merge(start, forks):  # each fork compared with the fork before it, not with start
+    where, before = start, start
+    for cwd in forks:
+        if cwd != before:
+            where = cwd
+        before = cwd
+    return where
+""", """
+def merge(start, forks):  # always start: a fork that moved does not take the agent with it
+    return start
+""", """
+def merge(start, forks):  # no fork moved: forks[0], which an empty batch does not have (IndexError)
+    moved = [cwd for cwd in forks if cwd != start]
+    return moved[-1] if moved else forks[0]
+""", """
+def merge(start, forks):  # the right directory, as text: the workspace's cwd is a Path
+    where = start
+    for cwd in forks:
+        if cwd != start:
+            where = cwd
+    return str(where)
+""", """
+def merge(start, forks):  # pops the forks it reads: the caller's list is emptied
+    where = start
+    while forks:
+        cwd = forks.pop(0)
+        if cwd != start:
+            where = cwd
+    return where
+"""],
+    "ch05.executor": ["""
+def reads_parallel_writes_in_order(calls, agent, results):  # every call in one pool: the writes overlap
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [admit(agent, call) for call in calls]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        futures = {job.call.id: pool.submit(perform, agent, job, agent.workspace) for job in jobs}
+        for call_id, future in futures.items():
+            results[call_id] = future.result()
+""", """
+def reads_parallel_writes_in_order(calls, agent, results):  # every call in order: the reads never meet
+    jobs = [admit(agent, call) for call in calls]
+    for job in jobs:
+        results[job.call.id] = perform(agent, job, agent.workspace)
+""", """
+def reads_parallel_writes_in_order(calls, agent, results):  # returns the results instead of filling them
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [admit(agent, call) for call in calls]
+    reads = [job for job in jobs if job.tool is not None and not job.tool.mutating]
+    out = {}
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        running = {job.call.id: pool.submit(perform, agent, job, agent.workspace) for job in reads}
+        for job in jobs:
+            if job.call.id not in running:
+                out[job.call.id] = perform(agent, job, agent.workspace)
+        for call_id, future in running.items():
+            out[call_id] = future.result()
+    return [out[call.id] for call in calls]
+""", """
+def reads_parallel_writes_in_order(calls, agent, results):  # admits each call just before running it
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        running = {}
+        for call in calls:
+            job = admit(agent, call)
+            if job.tool is not None and not job.tool.mutating:
+                running[call.id] = pool.submit(perform, agent, job, agent.workspace)
+            else:
+                results[call.id] = perform(agent, job, agent.workspace)
+        for call_id, future in running.items():
+            results[call_id] = future.result()
+""", """
+def reads_parallel_writes_in_order(calls, agent, results):  # the writes in a pool of their own, 4 at once
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [admit(agent, call) for call in calls]
+    reads = [job for job in jobs if job.tool is not None and not job.tool.mutating]
+    writes = [job for job in jobs if job not in reads]
+    with ThreadPoolExecutor(max_workers=8) as pool, ThreadPoolExecutor(max_workers=4) as writer:
+        running = {job.call.id: pool.submit(perform, agent, job, agent.workspace) for job in reads}
+        running |= {job.call.id: writer.submit(perform, agent, job, agent.workspace) for job in writes}
+        for call_id, future in running.items():
+            results[call_id] = future.result()
+""", """
+def reads_parallel_writes_in_order(calls, agent, results):  # job.tool.mutating of an unknown tool: AttributeError
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [admit(agent, call) for call in calls]
+    reads = [job for job in jobs if not job.tool.mutating]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        running = {job.call.id: pool.submit(perform, agent, job, agent.workspace) for job in reads}
+        for job in jobs:
+            if job.call.id not in running:
+                results[job.call.id] = perform(agent, job, agent.workspace)
+        for call_id, future in running.items():
+            results[call_id] = future.result()
+""", """
+def reads_parallel_writes_in_order(calls, agent, results):  # only neighbouring reads at once: call_1 waits alone
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [admit(agent, call) for call in calls]
+    group = []
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for job in [*jobs, None]:
+            if job is not None and job.tool is not None and not job.tool.mutating:
+                group.append(job)
+                continue
+            futures = {j.call.id: pool.submit(perform, agent, j, agent.workspace) for j in group}
+            for call_id, future in futures.items():
+                results[call_id] = future.result()
+            group = []
+            if job is not None:
+                results[job.call.id] = perform(agent, job, agent.workspace)
+""", """
+def reads_parallel_writes_in_order(calls, agent, results):  # the reads admitted first, then the writes
+    from concurrent.futures import ThreadPoolExecutor
+    def read_only(call):
+        return agent.tools.get(call.name) is not None and not agent.tools[call.name].mutating
+    jobs = [admit(agent, call) for call in calls if read_only(call)]
+    jobs += [admit(agent, call) for call in calls if not read_only(call)]
+    reads = [job for job in jobs if job.tool is not None and not job.tool.mutating]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        running = {job.call.id: pool.submit(perform, agent, job, agent.workspace) for job in reads}
+        for job in jobs:
+            if job.call.id not in running:
+                results[job.call.id] = perform(agent, job, agent.workspace)
+        for call_id, future in running.items():
+            results[call_id] = future.result()
+""", """
+def reads_parallel_writes_in_order(calls, agent, results):  # stores the Futures, not their results
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [admit(agent, call) for call in calls]
+    reads = [job for job in jobs if job.tool is not None and not job.tool.mutating]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for job in reads:
+            results[job.call.id] = pool.submit(perform, agent, job, agent.workspace)
+        for job in jobs:
+            if job.call.id not in results:
+                results[job.call.id] = perform(agent, job, agent.workspace)
+""", """
+def reads_parallel_writes_in_order(calls, agent, results):  # the reads run twice: in the pool, then in the loop
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [admit(agent, call) for call in calls]
+    reads = [job for job in jobs if job.tool is not None and not job.tool.mutating]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        running = {job.call.id: pool.submit(perform, agent, job, agent.workspace) for job in reads}
+        for job in jobs:
+            results[job.call.id] = perform(agent, job, agent.workspace)
+        for call_id, future in running.items():
+            results[call_id] = future.result()
+""", """
+def reads_parallel_writes_in_order(calls, agent, results):  # admitted in the pool: the gate asked from its threads
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        jobs = list(pool.map(lambda call: admit(agent, call), calls))
+        reads = [job for job in jobs if job.tool is not None and not job.tool.mutating]
+        running = {job.call.id: pool.submit(perform, agent, job, agent.workspace) for job in reads}
+        for job in jobs:
+            if job.call.id not in running:
+                results[job.call.id] = perform(agent, job, agent.workspace)
+        for call_id, future in running.items():
+            results[call_id] = future.result()
+"""],
+    "ch05.lock_key": ["""
+def file_key(workspace, path):  # the path's text: ./a.txt and a.txt get two locks for one file
+    return str(path)
+""", """
+def file_key(workspace, path):  # the text as a Path: still one key per name, not per file
+    return Path(path)
+""", """
+def file_key(workspace, path):  # resolved against the process's cwd, not the workspace's
+    return Path(path).resolve()
+""", """
+def file_key(workspace, path):  # not resolved: sub/../a.txt and a link to a.txt keep keys of their own
+    return workspace.cwd / path
+""", """
+def file_key(workspace, path):  # os.path.abspath: tidies ./ and .., follows no link
+    import os
+    return Path(os.path.abspath(workspace.cwd / path))
+""", """
+def file_key(workspace, path):  # os.path.normpath of the text: relative, and links not followed
+    import os
+    return os.path.normpath(path)
+""", """
+def file_key(workspace, path):  # the right file, as text: a key is a Path
+    return str((workspace.cwd / path).resolve())
+""", """
+def file_key(workspace, path):  # moves the process into the workspace's cwd: every thread's and agent's cwd
+    import os
+    os.chdir(workspace.cwd)
+    return Path(path).resolve()
+"""],
 }
 
 
@@ -2072,6 +2277,47 @@ class KeepLastTurns:  # walks back from the end, counting the turns it passes
                 if seen == self.n:
                     return messages[i:] if i else messages
         return messages
+"""],
+    "ch05.merge": ["""
+def merge(start, forks):  # walks back from the last fork to the first that moved
+    for cwd in reversed(forks):
+        if cwd != start:
+            return cwd
+    return start
+"""],
+    "ch05.executor": ["""
+def reads_parallel_writes_in_order(calls, agent, results):  # a thread per read, joined; the writes in this thread
+    import threading
+    jobs = [admit(agent, call) for call in calls]
+    threads = []
+    for job in jobs:
+        if job.tool is not None and not job.tool.mutating:
+            def run(job=job):
+                results[job.call.id] = perform(agent, job, agent.workspace)
+            threads.append(threading.Thread(target=run))
+            threads[-1].start()
+    for job in jobs:
+        if job.tool is None or job.tool.mutating:
+            results[job.call.id] = perform(agent, job, agent.workspace)
+    for thread in threads:
+        thread.join()
+""", """
+def reads_parallel_writes_in_order(calls, agent, results):  # the writes in a one-worker pool: one at a time, in order
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [admit(agent, call) for call in calls]
+    with ThreadPoolExecutor(max_workers=8) as reads, ThreadPoolExecutor(max_workers=1) as writes:
+        futures = {job.call.id: (reads if job.tool is not None and not job.tool.mutating else writes)
+                   .submit(perform, agent, job, agent.workspace) for job in jobs}
+        for call_id, future in futures.items():
+            results[call_id] = future.result()
+"""],
+    "ch05.lock_key": ["""
+def file_key(workspace, path):  # the engine's way: workspace.resolve, then resolve()
+    return workspace.resolve(path).resolve()
+""", """
+def file_key(workspace, path):  # os.path.realpath of the joined path, as a Path
+    import os
+    return Path(os.path.realpath(os.path.join(workspace.cwd, path)))
 """],
 }
 

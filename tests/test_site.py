@@ -219,7 +219,7 @@ def search(site: Path, lang: str, query: str) -> set[str]:
 
 
 @pytest.mark.parametrize("query", ["智能体", "工具调用", "原子写入", "工作区", "本地回环服务器", "服务商",
-                                   "上下文窗口", "提示词缓存"])
+                                   "上下文窗口", "提示词缓存", "进程组", "执行器"])
 def test_a_chinese_query_finds_the_chinese_chapter(site, query):
     using = {f"{name}/" for name in CHAPTERS if query in markdown_of(notebook(name, "zh"))}
     assert using, f"no Chinese chapter uses {query}"
@@ -231,7 +231,7 @@ def test_the_user_dictionary_keeps_terms_whole(site):
     docs = json.loads((site / "zh" / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
     text = " ".join(doc["title"] + " " + doc["text"] for doc in docs)
     for term in ("智能体", "子智能体", "工具调用", "上下文压缩", "原子写入", "拦截名单", "工作区", "本地回环服务器",
-                 "上下文窗口", "提示词缓存"):
+                 "上下文窗口", "提示词缓存", "并行工具调用", "执行器"):
         assert term in text, f"{term} is not in the Chinese index"
         cuts = [f"{term[:i]}\u200b{term[i:]}" for i in range(1, len(term))]  # jieba marks its cuts with U+200B
         assert not [cut for cut in cuts if cut in text], f"jieba cut {term}"

@@ -1,7 +1,8 @@
 """Helpers for the course notebooks: what a chapter calls, in one import.
 
-    from corecoder.course import (Gauge, check, context_gauge, explore_edits, outline, record,
-                                  scrub_stream, show, step_through, workdir)
+    from corecoder.course import (Gauge, Timeline, call_timeline, check, context_gauge,
+                                  explore_edits, outline, record, scrub_stream, show,
+                                  step_through, workdir)
 
     show(obj)                 the real source of a package object, highlighted
     check(name, answer)       run an exercise's offline checks; prints ✓ or a hint
@@ -12,6 +13,8 @@
     scrub_stream(deltas)      a stream's tool-call chunks assembled one by one: a slider, a table
     Gauge(compactor)          a context policy around a Compactor that records every round
     context_gauge(gauge)      how full the window was, round by round: bars, and rows as text
+    Timeline()                a subscriber that numbers every call's steps in the order they happen
+    call_timeline(timeline)   the steps of a batch's calls: a lane per call, and the list as text
     workdir(name)             a fresh scratch folder, notebooks/.work/<name>
 
 The Chinese notebooks import the same helpers from `corecoder.course.zh`, where they speak
@@ -27,7 +30,8 @@ from .recording import outline, record
 from .scratch import workdir
 from .scrubber import scrub_stream
 from .source import show
+from .timeline import Timeline, call_timeline
 from .viewer import step_through
 
-__all__ = ["Gauge", "check", "context_gauge", "explore_edits", "outline", "record", "scrub_stream",
-           "show", "step_through", "workdir"]
+__all__ = ["Gauge", "Timeline", "call_timeline", "check", "context_gauge", "explore_edits",
+           "outline", "record", "scrub_stream", "show", "step_through", "workdir"]

@@ -12,11 +12,14 @@ so `check("ch01.x", ...)` needs nothing imported beforehand.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 
-from .words import say
+from .words import language, say
 
 CHECKERS: dict[str, Callable] = {}
 
@@ -49,8 +52,8 @@ def attempt(fn: Callable, *args, given: str):
     except NotImplementedError:
         raise  # the student stub: `check` says so in one line
     except (Exception, KeyboardInterrupt, SystemExit) as e:  # whatever it raised, a hint
-        raised = say("your code raised", "你的代码抛出了")
-        raise Hint(f"{given}\n{raised} {type(e).__name__}: {e}") from None
+        words = say("your code raised", "你的代码抛出了")
+        raise Hint(f"{given}\n{words} {type(e).__name__}: {e}") from None
 
 
 def outcome(fn: Callable, *args) -> tuple[str, object]:
@@ -81,6 +84,75 @@ def shown(value) -> str:
         return ADDRESS.sub("", f"{value!r:.300}")
     except (Exception, KeyboardInterrupt, SystemExit):
         return f"<{type(value).__name__}>"
+
+
+def scrub(text: str, places: Mapping[Path, str] | None = None) -> str:
+    """What a hint shows, the same every run: without memory addresses, and each folder of
+    `places` (`{tmp: "."}`: a temporary folder, whose name changes every run) shown by its name,
+    as it is written, resolved, or escaped in a repr or in JSON (an answer may show a path any
+    of these ways). The longest form goes first, so that a folder inside another is not cut in
+    two. A folder that is a root ("/") is left as it is: its name would replace every slash."""
+    text = ADDRESS.sub("", text)
+    forms: dict[str, str] = {}
+    for folder, name in (places or {}).items():
+        for p in {str(folder), str(Path(folder).resolve())}:
+            if Path(p) == Path(Path(p).anchor):
+                continue
+            for form in (p, repr(p)[1:-1], json.dumps(p)[1:-1]):
+                forms[form] = name
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, forms[form])
+    return text
+
+
+@contextlib.contextmanager
+def scrubbed(places: Mapping[Path, str] | None = None) -> Iterator[None]:
+    """Every hint raised inside, scrubbed (`scrub`): a checker wraps a whole run in it, so that
+    what the hint shows of the learner's own output (histories, values) is scrubbed too."""
+    try:
+        yield
+    except Hint as h:
+        raise Hint(scrub(str(h), places)) from None
+
+
+def error_of(e: BaseException, places: Mapping[Path, str] | None = None) -> str:
+    """An exception as `Name: message`, scrubbed (`scrub`), then cut short: a learner's
+    exception may say anything, at any length, and a message that cannot be read (a `__str__`
+    that raises) still leaves its name."""
+    try:
+        message = scrub(str(e), places)
+    except (Exception, KeyboardInterrupt, SystemExit):
+        message = ""
+    return f"{type(e).__name__}: {message:.300}"
+
+
+def raised(e: BaseException, places: Mapping[Path, str] | None = None) -> str:
+    """What the answer raised, in words (`error_of`): the GOT of a hint, when an answer that
+    should return raised instead."""
+    return say("your code raised", "你的代码抛出了") + f" {error_of(e, places)}"
+
+
+def returned(value, places: Mapping[Path, str] | None = None) -> str:
+    """What the answer returned, its type, then its repr: a wrong type may look like the right
+    value (`'3'` and `3`). Without `places` the repr is `shown`; with them it is scrubbed before
+    it is cut short, since a path cut in two would not be found."""
+    kind = "" if value is None else f"{type(value).__name__} "
+    try:
+        text = shown(value) if places is None else f"{scrub(repr(value), places):.300}"
+    except (Exception, KeyboardInterrupt, SystemExit):  # a repr that fails
+        text = f"<{type(value).__name__}>"
+    return say("your code returned", "你的代码返回了") + f" {kind}{text}"
+
+
+def then(note: str, rule: str) -> str:
+    """A note on what the answer did, then the rule: one hint reads as one text. In English,
+    after a note that ends a sentence, the rule's first sentence starts with a capital (after a
+    colon, it does not); Chinese has no capitals."""
+    if not note:
+        return rule
+    if language() == "en" and note.rstrip().endswith("."):
+        return note + rule[:1].upper() + rule[1:]
+    return note + rule
 
 
 def a_class(value, call: str) -> None:

@@ -229,7 +229,31 @@ def _tiers() -> Diagram:
                        "三级压缩，先便宜后昂贵（第 4 章）"), boxes, arrows, text)
 
 
-DIAGRAMS = {"loop": _loop, "engine": _engine, "call": _call, "model": _model, "tiers": _tiers}
+def _batch() -> Diagram:
+    boxes = {
+        "admit": (0, 0, say("admit every call,\none at a time", "逐个放行\n每一个调用")),
+        "fork": (1, 0, say("a fork of the\nworkspace per call", "每个调用一份\n工作区分叉")),
+        "run": (2, 0, say("run at once; a call on\na file takes its lock",
+                          "同时运行；操作文件的\n调用持有该文件的锁")),
+        "results": (2, 1, say("results filed\nby call id", "结果按调用 id\n归档")),
+        "merge": (1, 1, say("forks merged\nin call order", "分叉按调用顺序\n合并回来")),
+        "answer": (0, 1, say("the loop answers\nin call order", "循环按调用顺序\n写回应")),
+    }
+    arrows = [("admit", "fork", ""), ("fork", "run", ""), ("run", "results", ""),
+              ("results", "merge", ""), ("merge", "answer", "")]
+    text = say("every call of the batch is admitted first, one at a time; each gets a fork of the "
+               "workspace; they run at once, a call on a file holding that file's lock; results "
+               "are filed by call id as they finish; the forks are merged back in call order, and "
+               "the loop writes the answers in call order, also after Ctrl+C",
+               "这一批调用先逐个放行；每个调用拿到一份工作区分叉；它们同时运行，操作文件的调用"
+               "持有该文件的锁；结果一完成就按调用 id 归档；分叉按调用顺序合并回来，循环也按调用"
+               "顺序写回应，按下 Ctrl+C 之后同样如此")
+    return Diagram(say("One batch, as if in sequence (chapter 5)",
+                       "一批调用，如同依次执行（第 5 章）"), boxes, arrows, text)
+
+
+DIAGRAMS = {"loop": _loop, "engine": _engine, "call": _call, "model": _model, "tiers": _tiers,
+            "batch": _batch}
 
 
 def markdown(name: str, lang: str) -> str:

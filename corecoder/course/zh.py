@@ -1,16 +1,18 @@
 """The course helpers of the Chinese edition: the same helpers, speaking Chinese.
 
-    from corecoder.course.zh import (Gauge, check, context_gauge, explore_edits, outline, record,
-                                     scrub_stream, show, step_through, workdir)
+    from corecoder.course.zh import (Gauge, Timeline, call_timeline, check, context_gauge,
+                                     explore_edits, outline, record, scrub_stream, show,
+                                     step_through, workdir)
 
 A Chinese chapter imports its helpers from here, in its one cell tagged `language`;
 every other code cell is the English chapter's, character for character. `check`
 gives its verdict and hints in Chinese, `step_through` labels its rounds in Chinese, and
-`explore_edits`, `scrub_stream` and `context_gauge` their tables.
+`explore_edits`, `scrub_stream`, `context_gauge` and `call_timeline` their tables.
 What they show of the engine and the model (messages, tool results, code) stays as it is:
 it is what the model sees. (words.py says how.)
 """
 
+from . import call_timeline as _call_timeline
 from . import check as _check
 from . import context_gauge as _context_gauge
 from . import explore_edits as _explore_edits
@@ -20,13 +22,15 @@ from .gauge import Gauge
 from .recording import outline, record
 from .scratch import workdir
 from .source import show
+from .timeline import Timeline
 from .words import in_language
 
 check = in_language(_check, "zh")
 step_through = in_language(_step_through, "zh")
 explore_edits = in_language(_explore_edits, "zh")
 scrub_stream = in_language(_scrub_stream, "zh")
-context_gauge = in_language(_context_gauge, "zh")  # SPEAKING names these five (a test holds it)
+context_gauge = in_language(_context_gauge, "zh")
+call_timeline = in_language(_call_timeline, "zh")  # SPEAKING names these six (a test holds it)
 
-__all__ = ["Gauge", "check", "context_gauge", "explore_edits", "outline", "record", "scrub_stream",
-           "show", "step_through", "workdir"]
+__all__ = ["Gauge", "Timeline", "call_timeline", "check", "context_gauge", "explore_edits",
+           "outline", "record", "scrub_stream", "show", "step_through", "workdir"]

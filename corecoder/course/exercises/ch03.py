@@ -38,7 +38,7 @@ from ...scripted import FunctionLLM, ScriptedLLM, parse_turn
 from ...stream import ToolCallAssembler
 from ...testing.serve import QUIRKS, tool_call_deltas
 from ...tools import ReadFile
-from ..checks import EXPECTED, GOT, Hint, checker, describe, hint, outcome, shown
+from ..checks import EXPECTED, GOT, Hint, checker, describe, hint, outcome, returned, shown
 from ..words import language, say
 
 
@@ -48,11 +48,6 @@ def _raised(e: BaseException) -> str:
     except (Exception, KeyboardInterrupt, SystemExit):
         message = ""
     return say("your code raised", "你的代码抛出了") + f" {type(e).__name__}: {message:.300}"
-
-
-def _returned(value) -> str:
-    kind = "" if value is None else f"{type(value).__name__} "
-    return say("your code returned", "你的代码返回了") + f" {kind}{shown(value)}"
 
 
 def _number(value) -> float | None:
@@ -374,7 +369,7 @@ def _calls_of(value) -> tuple[list[tuple] | None, str]:
     wanted = say("return a list of ToolCall(id, name, arguments), one for each call, in order",
                  "返回一个 ToolCall(id, name, arguments) 的列表，每个调用一个，按顺序排")
     if not isinstance(value, (list, tuple)):
-        return None, _returned(value) + hint(wanted)
+        return None, returned(value) + hint(wanted)
     try:
         items = list(value)
         calls = []

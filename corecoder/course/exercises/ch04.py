@@ -28,12 +28,11 @@ itself (nothing to cut) or a tail of it, messages[k:] from where a turn begins, 
 latest user message (a copy, or any other new list, the agent would send again as a cut).
 
 What a hint shows is the same every run: memory addresses and the temporary folder (shown as
-".") are scrubbed from it (`_scrub`).
+".") are scrubbed from it (`checks.scrub`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dis
 import json
@@ -63,7 +62,6 @@ from ...tools.base import Tool, ToolError
 from ...tools.todo import TodoWrite
 from ...workspace import Workspace
 from ..checks import (
-    ADDRESS,
     EXPECTED,
     GOT,
     Hint,
@@ -71,56 +69,16 @@ from ..checks import (
     case,
     checker,
     describe,
+    error_of,
     hint,
     outcome,
+    raised,
+    returned,
+    scrubbed,
     shown,
+    then,
 )
-from ..words import language, say
-
-
-def _scrub(text: str, folder: Path | None = None) -> str:
-    """What a hint shows, the same every run: without memory addresses, and a temporary folder
-    in it (as it is written, resolved, or escaped in a repr or in JSON) shown as "."."""
-    text = ADDRESS.sub("", text)
-    if folder is not None:
-        paths = {str(folder), str(Path(folder).resolve())}
-        forms = {form for p in paths for form in (p, repr(p)[1:-1], json.dumps(p)[1:-1])}
-        for form in sorted(forms, key=len, reverse=True):
-            text = text.replace(form, ".")
-    return text
-
-
-@contextlib.contextmanager
-def _scrubbed(folder: Path | None = None):
-    """Every hint raised inside, scrubbed (`_scrub`): the histories it describes too."""
-    try:
-        yield
-    except Hint as h:
-        raise Hint(_scrub(str(h), folder)) from None
-
-
-def _error(e: BaseException, folder: Path | None = None) -> str:
-    """An exception as `Name: message`, scrubbed (`_scrub`), then cut short."""
-    try:
-        message = _scrub(str(e), folder)
-    except (Exception, KeyboardInterrupt, SystemExit):
-        message = ""
-    return f"{type(e).__name__}: {message:.300}"
-
-
-def _raised(e: BaseException, folder: Path | None = None) -> str:
-    return say("your code raised", "你的代码抛出了") + f" {_error(e, folder)}"
-
-
-def _returned(value, folder: Path | None = None) -> str:
-    """What the answer returned; with `folder`, its repr is scrubbed before it is cut short (a
-    path cut in two would not be found)."""
-    kind = "" if value is None else f"{type(value).__name__} "
-    try:
-        text = shown(value) if folder is None else f"{_scrub(repr(value), folder):.300}"
-    except (Exception, KeyboardInterrupt, SystemExit):  # a repr that fails
-        text = f"<{type(value).__name__}>"
-    return say("your code returned", "你的代码返回了") + f" {kind}{text}"
+from ..words import say
 
 
 def _described(messages, around: int | None = None) -> str:
@@ -130,16 +88,6 @@ def _described(messages, around: int | None = None) -> str:
         return describe(messages, around)
     except (Exception, KeyboardInterrupt, SystemExit):
         return f"  {shown(messages)}"
-
-
-def _then(note: str, rule: str) -> str:
-    """A note on what the answer did, then the rule: in English, after a note that ends a
-    sentence, the rule's first sentence starts with a capital (after a colon, it does not)."""
-    if not note:
-        return rule
-    if language() == "en" and note.rstrip().endswith("."):
-        return note + rule[:1].upper() + rule[1:]
-    return note + rule
 
 
 # --- ch04.safe_cut -----------------------------------------------------------------------
@@ -269,11 +217,11 @@ def _clamp_rule() -> str:
 def _latest_hint(history: list[dict], index: int, wanted: int, got: int) -> str:
     """Why `wanted` was right when `got` is an earlier, legal cut."""
     if wanted == len(history):
-        return _then(say(f"index {index} is at or past the end: the cut is len(messages), "
-                         f"{len(history)}, which keeps nothing and orphans nothing. ",
-                         f"index {index} 已经到了末尾或者超出了末尾：切口就是 len(messages)，"
-                         f"也就是 {len(history)}，什么都不留，也不会留下孤立的工具结果。"),
-                     _clamp_rule())
+        return then(say(f"index {index} is at or past the end: the cut is len(messages), "
+                        f"{len(history)}, which keeps nothing and orphans nothing. ",
+                        f"index {index} 已经到了末尾或者超出了末尾：切口就是 len(messages)，"
+                        f"也就是 {len(history)}，什么都不留，也不会留下孤立的工具结果。"),
+                    _clamp_rule())
     role = history[wanted]["role"]
     if role == "assistant":
         return say(f"{wanted} is the latest cut at or before {index}: messages[{wanted}] is an "
@@ -288,18 +236,18 @@ def _latest_hint(history: list[dict], index: int, wanted: int, got: int) -> str:
                    f"也是它自己的调用，所以从这里保留不会留下孤立的工具结果。你的切口 {got} 多留"
                    "了不必要的消息：遇到第一条既不是工具结果也不是状态说明的消息就停下")
     bracket = role == "user" and str(history[wanted]["content"]).startswith("[")
-    return _then(say(f"{wanted} is the latest cut at or before {index}: messages[{wanted}] is "
-                     f"a {role} message, where a turn begins. Your cut at {got} keeps more than "
-                     "it needs to. "
-                     + ("It begins with \"[\", but it is the user's (a pasted log): tell a "
-                        "state note by is_state_note, which looks for the whole STATE_NOTE, not "
-                        "by its first character. " if bracket else ""),
-                     f"不超过 {index} 的最近一个切口是 {wanted}：messages[{wanted}] 是一条 "
-                     f"{role} 消息，回合从这里开始。你的切口 {got} 多留了不必要的消息。"
-                     + ("它虽然以“[”开头，却是用户自己的消息（贴进来的日志）：要用 is_state_note "
-                        "来认状态说明，它看的是完整的 STATE_NOTE，而不是第一个字符。"
-                        if bracket else "")),
-                 _cut_rule())
+    return then(say(f"{wanted} is the latest cut at or before {index}: messages[{wanted}] is "
+                    f"a {role} message, where a turn begins. Your cut at {got} keeps more than "
+                    "it needs to. "
+                    + ("It begins with \"[\", but it is the user's (a pasted log): tell a "
+                       "state note by is_state_note, which looks for the whole STATE_NOTE, not "
+                       "by its first character. " if bracket else ""),
+                    f"不超过 {index} 的最近一个切口是 {wanted}：messages[{wanted}] 是一条 "
+                    f"{role} 消息，回合从这里开始。你的切口 {got} 多留了不必要的消息。"
+                    + ("它虽然以“[”开头，却是用户自己的消息（贴进来的日志）：要用 is_state_note "
+                       "来认状态说明，它看的是完整的 STATE_NOTE，而不是第一个字符。"
+                       if bracket else "")),
+                _cut_rule())
 
 
 def _note_hint(history: list[dict], got: int) -> str:
@@ -345,7 +293,7 @@ def _judge_cut(safe_cut, about: str, history: list[dict], index: int) -> None:
     if kind == "raised":
         outside = not 0 <= index < len(history)
         why = _clamp_rule() if outside else _cut_rule()
-        raise Hint(f"{expected}{GOT}{_raised(got)}" + hint(why))
+        raise Hint(f"{expected}{GOT}{raised(got)}" + hint(why))
     try:
         changed = passed != history
     except (Exception, KeyboardInterrupt, SystemExit):  # something put in it that cannot compare
@@ -357,27 +305,27 @@ def _judge_cut(safe_cut, about: str, history: list[dict], index: int) -> None:
                   "safe_cut 不能改动传给它的历史（del、pop、clear 之类）：它只负责找出切口可以"
                   "落在哪里，并返回这个下标；保留 messages[cut:] 是调用方自己的事")
         after = say("after safe_cut, the list given holds:", "safe_cut 之后，传进来的列表变成了：")
-        raise Hint(f"{expected}{GOT}{_returned(got)}\n{after}\n{_described(passed, clamped)}"
+        raise Hint(f"{expected}{GOT}{returned(got)}\n{after}\n{_described(passed, clamped)}"
                    + hint(why))
     if isinstance(got, bool) or not isinstance(got, int):
         why = say("return the index where the kept history begins, an int: the caller keeps "
                   "messages[cut:]",
                   "返回保留下来的历史从哪里开始，一个 int 类型的下标：调用方保留 messages[cut:]")
-        raise Hint(f"{expected}{GOT}{_returned(got)}" + hint(why))
+        raise Hint(f"{expected}{GOT}{returned(got)}" + hint(why))
     got = int.__index__(got)  # a plain int: a subclass's own methods never run
     if not 0 <= got <= len(history):
-        why = _then(say(f"a cut is an index from 0 to len(messages), {len(history)} here, "
-                        "both included. ",
-                        f"切口是 0 到 len(messages)（这里是 {len(history)}）之间的下标，"
-                        "两端都包括。"), _clamp_rule())
+        why = then(say(f"a cut is an index from 0 to len(messages), {len(history)} here, "
+                       "both included. ",
+                       f"切口是 0 到 len(messages)（这里是 {len(history)}）之间的下标，"
+                       "两端都包括。"), _clamp_rule())
         raise Hint(f"{expected}{GOT}{got!r}" + hint(why))
     if got > clamped:
         if index < 0:  # counted from the end, as Python's negative indices are
-            why = _then(say(f"index {index} is before the start of the history: here a "
-                            "negative index is not counted from the end, as it is in Python, "
-                            "it is brought up to 0. ",
-                            f"index {index} 在历史的开头之前：这里的负数下标不像 Python 里那样"
-                            "从末尾倒着数，而是被提到 0。"), _clamp_rule())
+            why = then(say(f"index {index} is before the start of the history: here a "
+                           "negative index is not counted from the end, as it is in Python, "
+                           "it is brought up to 0. ",
+                           f"index {index} 在历史的开头之前：这里的负数下标不像 Python 里那样"
+                           "从末尾倒着数，而是被提到 0。"), _clamp_rule())
         else:
             why = say(f"a cut falls at or before index: {got} is after {clamped}, so it drops "
                       "messages the caller asked to keep. Step back, never forward",
@@ -408,7 +356,7 @@ def _judge_cut(safe_cut, about: str, history: list[dict], index: int) -> None:
 
 @checker("ch04.safe_cut")
 def check_safe_cut(safe_cut) -> None:
-    with _scrubbed():
+    with scrubbed():
         for about, history in cut_cases():
             for index in range(-1, len(history) + 2):  # every index, and one past either end
                 _judge_cut(safe_cut, about, history, index)
@@ -552,7 +500,7 @@ def _estimate_hint(rows: list[tuple[str, str, int, float]]) -> str:
     for estimate, why in mistakes:
         if all(abs(got - estimate(text)) <= max(1.0, 0.02 * estimate(text))
                for _, text, _, got in rows):
-            return _then(why, _estimate_rule())
+            return then(why, _estimate_rule())
     wrong = [(text, wanted, got) for _, text, wanted, got in rows if not _close(got, wanted)]
     if wrong and all(text in KANA_HANGUL and got < wanted for text, wanted, got in wrong):
         why = say("Japanese kana (U+3040 to U+30FF) and Korean Hangul (U+AC00 to U+D7AF) are "
@@ -560,13 +508,13 @@ def _estimate_hint(rows: list[tuple[str, str, int, float]]) -> str:
                   "count them as wide characters as well. ",
                   "日文假名（U+3040 到 U+30FF）和韩文谚文（U+AC00 到 U+D7AF）也是大约一个字符"
                   "一个 token，和汉字（U+4E00 到 U+9FFF）一样：也要把它们算作宽字符。")
-        return _then(why, _estimate_rule())
+        return then(why, _estimate_rule())
     return _estimate_rule()
 
 
 @checker("ch04.estimate")
 def check_estimate(estimate) -> None:
-    with _scrubbed():
+    with scrubbed():
         _estimate_check(estimate)
 
 
@@ -582,13 +530,13 @@ def _estimate_check(estimate) -> None:
                     + "\n")
         told, value = outcome(estimate, text)
         if told == "raised":
-            raise Hint(f"{expected}{GOT}{_raised(value)}" + hint(_estimate_rule()))
+            raise Hint(f"{expected}{GOT}{raised(value)}" + hint(_estimate_rule()))
         got = _number(value)
         if got is None:
             why = say("return the estimate as a number, an int or a float: the compactor compares "
                       "it with the context window",
                       "返回一个数（int 或 float）作为估算值：压缩器要拿它和上下文窗口比较")
-            raise Hint(f"{expected}{GOT}{_returned(value)}" + hint(why))
+            raise Hint(f"{expected}{GOT}{returned(value)}" + hint(why))
         rows.append((kind, text, wanted, got))
     if not all(_close(got, wanted) for _, _, wanted, got in rows):
         lines = [f"  {'✓' if _close(got, wanted) else '✗'} {kind}{say(': ', '：')}"
@@ -604,9 +552,9 @@ def _estimate_check(estimate) -> None:
     told, value = outcome(estimate, "")
     why = say("an empty text has no tokens: 0", "空文本没有 token：返回 0")
     if told == "raised":
-        raise Hint(f"{given}\n{EXPECTED}0\n{GOT}{_raised(value)}" + hint(why))
+        raise Hint(f"{given}\n{EXPECTED}0\n{GOT}{raised(value)}" + hint(why))
     if _number(value) != 0:
-        raise Hint(f"{given}\n{EXPECTED}0\n{GOT}{_returned(value)}" + hint(why))
+        raise Hint(f"{given}\n{EXPECTED}0\n{GOT}{returned(value)}" + hint(why))
 
 
 # --- ch04.policy -------------------------------------------------------------------------
@@ -758,7 +706,8 @@ class _Watched:
     it returns. A history the API would refuse goes on to the model, whose check says so."""
 
     def __init__(self, policy, n: int, folder: Path):
-        self.policy, self.n, self.folder = policy, n, folder
+        self.policy, self.n = policy, n
+        self.places = {folder: "."}  # the agent's temporary folder, as a hint shows it
         self.chat = 0  # which chat runs (1 to 5), and the rounds of it so far
         self.round = 0
         self.last: tuple[list[dict], list[dict]] | None = None  # what went in, what came back
@@ -795,9 +744,9 @@ class _Watched:
         about = self.about(given)
         if told == "raised":
             why = _policy_rule(self.n)
-            if isinstance(result, TypeError) and (self.overflow or "prepare()" in _error(result)):
+            if isinstance(result, TypeError) and (self.overflow or "prepare()" in error_of(result)):
                 why = _signature()  # no overflow=False, or no overflow at all
-            raise Hint(f"{about}\n{_raised(result, self.folder)}" + hint(why))
+            raise Hint(f"{about}\n{raised(result, self.places)}" + hint(why))
         try:
             changed = messages != given
         except (Exception, KeyboardInterrupt, SystemExit):  # it holds what cannot compare
@@ -812,8 +761,8 @@ class _Watched:
                            "a new list, a slice, and leave the one given as it is. ",
                            "你的代码却是在原地改动了这个列表（del、pop 之类）：应该返回一个新列表，"
                            "也就是一个切片，传进来的列表保持原样。")
-            raise Hint(f"{about}\n{GOT}{_returned(result, self.folder)}"
-                       + hint(_then(why, _policy_rule(self.n))))
+            raise Hint(f"{about}\n{GOT}{returned(result, self.places)}"
+                       + hint(then(why, _policy_rule(self.n))))
         if changed:
             why = say("your policy changed the list it was given (del, pop, remove, ...): return "
                       "a new list, a slice, and leave the one given as it is. The agent tells a "
@@ -831,7 +780,7 @@ class _Watched:
             why = say("the history is a list of messages, each a dict with a \"role\", as it was "
                       "given",
                       "历史是一个消息列表，每条消息都是带 \"role\" 的字典，和传进来时一样")
-            raise Hint(f"{about}\n{GOT}{_returned(result, self.folder)}" + hint(why))
+            raise Hint(f"{about}\n{GOT}{returned(result, self.places)}" + hint(why))
         self.last = (given, result)
         try:
             check_history(result)
@@ -845,7 +794,7 @@ class _Watched:
                       "要保留完整的回合。")
             raise Hint(f"{about}\n{GOT.alone}\n{_described(result, at)}\n"
                        + say("check_history says: ", "check_history 说：") + f"{e}"
-                       + hint(_then(why, _policy_rule(self.n)))) from None
+                       + hint(then(why, _policy_rule(self.n)))) from None
         self.judge(given, result, about, itself=result is messages)
         return result
 
@@ -862,7 +811,7 @@ class _Watched:
                       "now: it must stay. ",
                       "最近一条（不是状态说明的）user 消息，是模型现在要回答的：它必须留下。")
             raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n{_described(result, 0)}"
-                       + hint(_then(why + _policy_why(given, result, n), _policy_rule(n))))
+                       + hint(then(why + _policy_why(given, result, n), _policy_rule(n))))
         if len(result) > len(given):
             why = say(f"your policy returned {len(result)} messages for {len(given)}: a policy "
                       "that keeps the last turns only cuts, it adds nothing (a note of what was "
@@ -872,7 +821,7 @@ class _Watched:
                       "要缩短的历史变长）。")
             raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n"
                        f"{_described(result, len(result) - 1)}"
-                       + hint(_then(why, _policy_rule(n))))
+                       + hint(then(why, _policy_rule(n))))
         if self.overflow:
             self.judge_overflow(given, result, about, itself)
             return
@@ -881,10 +830,10 @@ class _Watched:
             why = say(f"{_turns(due)} must stay, and your policy kept {kept}: ",
                       f"应该留下 {due} 个用户回合，你的策略留下了 {kept} 个：")
             raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n{_described(result, 0)}"
-                       + hint(_then(why + _policy_why(given, result, n), _policy_rule(n))))
+                       + hint(then(why + _policy_why(given, result, n), _policy_rule(n))))
         if result != wanted:
             raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n{_described(result, 0)}"
-                       + hint(_then(_policy_why(given, result, n), _policy_rule(n))))
+                       + hint(then(_policy_why(given, result, n), _policy_rule(n))))
         if wanted is given and not itself and self.copied is None:
             why = say(f"with {_turns(len(starts))} and n = {n} there is nothing to cut: return "
                       "the list you were given, itself, not a copy. The agent tells a policy "
@@ -975,7 +924,7 @@ def _refused(watched: _Watched, agent: Agent, refusal: IllegalHistory) -> Hint:
     left = say("the history your policy left (the request sends it after the system prompt):",
                "你的策略留下的历史（请求里它跟在系统提示词后面）：")
     return Hint(f"{watched.about(given)}\n{refused}{detail}\n{left}\n{_described(sent, at)}"
-                + hint(_then(why, _policy_rule(n))))
+                + hint(then(why, _policy_rule(n))))
 
 
 def _through_an_agent(KeepLastTurns, n: int, folder: Path) -> Hint | None:
@@ -986,7 +935,7 @@ def _through_an_agent(KeepLastTurns, n: int, folder: Path) -> Hint | None:
                   "keeping it (self.n = n) for prepare",
                   "KeepLastTurns(n) 接收要保留的回合数：def __init__(self, n)，"
                   "把它存下来（self.n = n）留给 prepare 用")
-        raise Hint(f"KeepLastTurns({n})\n{_raised(policy, folder)}" + hint(why))
+        raise Hint(f"KeepLastTurns({n})\n{raised(policy, {folder: '.'})}" + hint(why))
     watched = _Watched(policy, n, folder)
     replies = _script()
     asked: list[int] = []
@@ -1008,7 +957,7 @@ def _through_an_agent(KeepLastTurns, n: int, folder: Path) -> Hint | None:
         except (Exception, KeyboardInterrupt, SystemExit) as e:
             given = watched.last[0] if watched.last else agent.messages
             ended = say("the run ended with ", "运行以异常结束：")
-            raise Hint(f"{watched.about(given)}\n{ended}{_error(e, folder)}"
+            raise Hint(f"{watched.about(given)}\n{ended}{error_of(e, watched.places)}"
                        + hint(_policy_rule(n))) from None
     watched.overflow = True
     watched.prepare(agent.messages, agent, overflow=True)
@@ -1021,7 +970,7 @@ def check_policy(KeepLastTurns) -> None:
     prepare = getattr(KeepLastTurns, "prepare", None)
     if prepare is None or _empty(prepare):
         raise NotImplementedError  # the learner's class, its body (or its methods) still `...`
-    with tempfile.TemporaryDirectory(prefix="corecoder-ch04-") as tmp, _scrubbed(Path(tmp)):
+    with tempfile.TemporaryDirectory(prefix="corecoder-ch04-") as tmp, scrubbed({Path(tmp): "."}):
         for where in (Path(tmp), Path(tmp, FOLDER)):
             where.mkdir(exist_ok=True)
             for name, text in FILES.items():
