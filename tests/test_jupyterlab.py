@@ -271,7 +271,8 @@ def test_a_learner_plays_the_call_timeline_of_chapter_five(browser, lab, name):
     url, token, root = lab
     words = TIMELINE[name]
     run_all(browser, url, token, name)
-    timeline = on_screen(browser, "w.querySelector('.widget-slider') && w.textContent.includes('wakes')", words["twin"])
+    lanes = "w.querySelector('.widget-slider') && w.textContent.includes('call_1_2')"  # at every step
+    timeline = on_screen(browser, lanes, words["twin"])
     page = f"{timeline}.querySelector('.widget-html-content').innerText"
     first = browser.wait(page)
     assert words["step"] in first and "wakes" in first and "finished: ok" in first, "every step shown"
