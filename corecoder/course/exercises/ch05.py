@@ -197,16 +197,24 @@ def _merge_mistakes(start: Path) -> list:
     ]
 
 
+@contextlib.contextmanager
+def _scratch(shown: str, *others: tuple[Path, str]):
+    """A fresh folder (resolved) for one check, and how its hints show places: every Hint raised
+    inside is scrubbed, the folder shown as `shown` and each other place as its name."""
+    with tempfile.TemporaryDirectory(prefix="corecoder-ch05-", ignore_cleanup_errors=True) as tmp:
+        folder = Path(tmp).resolve()
+        places = {folder: shown, **dict(others)}
+        with scrubbed(places):
+            yield folder, places
+
+
 @checker("ch05.merge")
 def check_merge(merge) -> None:
-    with tempfile.TemporaryDirectory(prefix="corecoder-ch05-", ignore_cleanup_errors=True) as tmp:
-        start = Path(tmp).resolve()
-        with scrubbed({start: "start"}):
-            _merge_check(merge, start)
+    with _scratch("start") as (start, places):
+        _merge_check(merge, start, places)
 
 
-def _merge_check(merge, start: Path) -> None:
-    places = {start: "start"}
+def _merge_check(merge, start: Path, places: dict[Path, str]) -> None:
     for name in SUBFOLDERS:
         (start / name).mkdir(parents=True, exist_ok=True)
     cases = [(about, [start if n == START else start / n for n in names])
@@ -436,14 +444,11 @@ def _a_result(c: dict, text) -> bool:
 
 @checker("ch05.executor")
 def check_executor(reads_parallel_writes_in_order) -> None:
-    with tempfile.TemporaryDirectory(prefix="corecoder-ch05-", ignore_cleanup_errors=True) as tmp:
-        folder = Path(tmp).resolve()
-        with scrubbed({folder: "."}):
-            _executor_check(reads_parallel_writes_in_order, folder)
+    with _scratch(".") as (folder, places):
+        _executor_check(reads_parallel_writes_in_order, folder, places)
 
 
-def _executor_check(executor, folder: Path) -> None:
-    places = {folder: "."}
+def _executor_check(executor, folder: Path, places: dict[Path, str]) -> None:
     timeline, meet, append = _Timeline(), Meet(), AppendLine()
     script = [{"tool_calls": batch} for batch in BATCHES] + ["Done."]
     agent = Agent(ScriptedLLM(script), [meet, append], cwd=folder, executor=executor,
@@ -770,12 +775,9 @@ def _key_mistakes() -> list:
 @checker("ch05.lock_key")
 def check_lock_key(file_key) -> None:
     here = os.getcwd()  # the process's: the learner's code must leave it where it is
-    with tempfile.TemporaryDirectory(prefix="corecoder-ch05-", ignore_cleanup_errors=True) as tmp:
-        folder = Path(tmp).resolve()
-        places = {folder: "W", Path(here): "P"}
+    with _scratch("W", (Path(here), "P")) as (folder, places):
         try:
-            with scrubbed(places):
-                _key_check(file_key, folder, here, places)
+            _key_check(file_key, folder, here, places)
         finally:
             os.chdir(here)
 
