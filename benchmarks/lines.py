@@ -9,9 +9,10 @@ corecoder/course/authoring/ruler.py: each chapter's export budget is measured wi
 Explanation is free: a budget measured this way never rewards deleting a comment or a
 docstring to make room.
 
-Each module belongs to a layer: a chapter of the engine (1 to 8, the chapter that
-builds it: ARCHITECTURE.md's map), or a part that is not the engine (the CLI and what
-only it reads, the shipped test infrastructure, the course, the demo). In the heavy
+Each module belongs to a layer: a chapter of the engine (1 to 9, the chapter that
+builds it), or a part that is not the engine (the command and what only it reads, the
+shipped test infrastructure, the course, the demo): the package's map, in
+corecoder/__init__.py's docstring, says which. In the heavy
 modules the idea comes first and its defences follow a marked line (DEFENCES); the
 lines after that mark count as the hardening layer, apart from the chapter's idea.
 tests/test_budgets.py holds each chapter, the hardening layer and the totals to a budget,
@@ -34,39 +35,36 @@ from corecoder.course.authoring.ruler import net_lines
 ROOT = Path(__file__).resolve().parent.parent
 DEFENCES = re.compile(r"^\s*# --- defences\b")  # the marked line: what follows defends the idea above it
 
-# Every module of corecoder/, relative to it, and its layer.
-LAYERS = {
-    "__init__.py": 1, "messages.py": 1, "events.py": 1, "agent.py": 1,
-    "calls.py": 2, "workspace.py": 2, "files.py": 2, "text.py": 2, "tools/__init__.py": 2, "tools/base.py": 2,
-    "tools/read.py": 2, "tools/write.py": 2, "tools/edit.py": 2, "tools/search.py": 2, "tools/bash.py": 2,
-    "scripted.py": 3, "llm.py": 3, "stream.py": 3,
-    "context.py": 4, "tokens.py": 4,
-    "executor.py": 5,
-    "subagents.py": 6, "tools/todo.py": 6,
-    "hooks.py": 7, "mcp/__init__.py": 7, "mcp/client.py": 7, "mcp/config.py": 7,
-    "mcp/hub.py": 7, "mcp/tools.py": 7,
-    "permissions.py": 8, "session.py": 8, "checkpoints.py": 8, "instructions.py": 8, "trust.py": 8, "assemble.py": 8,
-    # Not the engine: the command and what only it uses (settings, prices, its views) ...
-    "cli.py": "cli", "__main__.py": "cli", "app.py": "cli", "repl.py": "cli", "render.py": "cli",
-    "config.py": "cli", "pricing.py": "cli", "trace.py": "cli",
-}
-FOLDERS = {"testing/": "testing", "course/": "course", "demo/": "demo"}  # ... and what ships beside it
+# Every module of corecoder/, relative to it, and its layer, as the package's map has them (the
+# table in corecoder/__init__.py's docstring): a row names a module or a folder ("tools/"), and a
+# module takes the layer of its own row, else of the deepest folder it sits in.
+MAP_ROW = re.compile(r"^    (\d+|cli|testing|demo|course) +(\S+) +(.+)$")
+
+
+def read_map(doc: str) -> dict[str, int | str]:
+    """`where` -> layer, from the map's rows (the layer is an int for a chapter of the engine)."""
+    rows = (MAP_ROW.match(line) for line in doc.splitlines())
+    return {m[2]: int(m[1]) if m[1].isdigit() else m[1] for m in rows if m}
+
+
+LAYERS = read_map((ROOT / "corecoder" / "__init__.py").read_text(encoding="utf-8"))
 # Modules of the old shape (measured with --at 8553b6a for the before/after table), by their old role.
 BEFORE = {"prompt.py": 2, "tools/agent.py": 6, "tools/todo.py": 2, "scripted.py": 1, "serve.py": "cli",
           "gates.py": 7, "course/__main__.py": "course"}
-ENGINE = range(1, 9)
+ENGINE = range(1, 10)
 
 
 def layer(module: str, old: bool = False) -> int | str:
     """The layer of a module (its path relative to corecoder/)."""
     if old and module in BEFORE:
         return BEFORE[module]
-    for folder, name in FOLDERS.items():
-        if module.startswith(folder):
-            return name
-    if module not in LAYERS:
-        raise KeyError(f"corecoder/{module} is in no layer: add it to benchmarks/lines.py LAYERS")
-    return LAYERS[module]
+    if module in LAYERS:
+        return LAYERS[module]
+    folders = [where for where in LAYERS if where.endswith("/") and module.startswith(where)]
+    if not folders:
+        raise KeyError(f"corecoder/{module} is in no layer: add it to the map in "
+                       "corecoder/__init__.py's docstring")
+    return LAYERS[max(folders, key=len)]
 
 
 def measure_module(source: str) -> dict:
@@ -90,19 +88,19 @@ def measure(package: Path, old: bool = False) -> dict[str, dict]:
 
 def totals(modules: dict[str, dict]) -> dict[str, int]:
     """Net lines per chapter (its ideas), of the hardening layer (the defences of chapters 1-6,
-    and of 7-8), the sums the budgets name, and the parts that are not the engine."""
+    and of 7-9), the sums the budgets name, and the parts that are not the engine."""
     out = {f"chapter {n}": 0 for n in ENGINE}
-    out |= {"hardening of chapters 1-6": 0, "hardening of chapters 7-8": 0}
+    out |= {"hardening of chapters 1-6": 0, "hardening of chapters 7-9": 0}
     outside: dict[str, int] = {}
     for m in modules.values():
         if m["layer"] in ENGINE:
             out[f"chapter {m['layer']}"] += m["idea"]
-            out[f"hardening of chapters {'1-6' if m['layer'] <= 6 else '7-8'}"] += m["defences"]
+            out[f"hardening of chapters {'1-6' if m['layer'] <= 6 else '7-9'}"] += m["defences"]
         else:
             outside[m["layer"]] = outside.get(m["layer"], 0) + m["idea"] + m["defences"]
     out["chapters 1-6"] = sum(out[f"chapter {n}"] for n in range(1, 7)) + out["hardening of chapters 1-6"]
-    out["engine"] = (out["chapters 1-6"] + out["chapter 7"] + out["chapter 8"]
-                     + out["hardening of chapters 7-8"])
+    out["engine"] = (out["chapters 1-6"] + sum(out[f"chapter {n}"] for n in range(7, 10))
+                     + out["hardening of chapters 7-9"])
     return out | outside
 
 

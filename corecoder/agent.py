@@ -33,7 +33,7 @@ from .messages import (
     unique_ids,
     user,
 )
-from .tools.base import Tool
+from .tool import Tool
 from .workspace import Workspace
 
 BASE_PROMPT = """\

@@ -25,7 +25,7 @@ from .executor import RunInParallel
 from .instructions import project_instructions
 from .subagents import AgentTool, workers
 from .tools import default_tools
-from .tools.base import Tool
+from .tool import Tool
 from .tools.todo import TodoWrite
 
 

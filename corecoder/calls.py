@@ -29,7 +29,7 @@ from .events import ToolCallFinished, ToolCallStarted
 from .files import atomic_write
 from .messages import ToolCall
 from .text import shorten, valid_text
-from .tools.base import Tool, ToolError, problems
+from .tool import Tool, ToolError, problems
 from .workspace import Workspace, project_root
 
 OUTPUT_LIMIT = 20_000  # characters of a result the model is sent; the rest is kept in a file

@@ -34,7 +34,7 @@ from pathlib import Path
 from .calls import Gate
 from .events import Finished
 from .text import shorten
-from .tools.base import Tool
+from .tool import Tool
 from .workspace import Workspace
 
 EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .calls import Gate
 from .files import atomic_write
-from .tools.base import Tool
+from .tool import Tool
 from .workspace import Workspace, project_key
 
 PLAN_REFUSAL = ("plan mode is on: nothing may change yet. Investigate with read-only tools "

@@ -21,7 +21,7 @@ from .events import WorkerEvent
 from .executor import as_they_finish, ctrl_c_noted
 from .messages import Reply
 from .text import shorten
-from .tools.base import Tool, ToolError
+from .tool import Tool, ToolError
 from .workspace import Workspace
 
 MAX_WORKERS = 8

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from corecoder.testing import ScriptServer
-from corecoder.tools.base import Tool, ToolError
+from corecoder.tool import Tool, ToolError
 
 
 class Echo(Tool):

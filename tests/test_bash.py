@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from corecoder.tools.base import ToolError
+from corecoder.tool import ToolError
 from corecoder.tools.bash import BLOCKED_COMMANDS, DEFAULT_TIMEOUT, Bash, blocked_reason
 from corecoder.workspace import Workspace
 

@@ -12,7 +12,7 @@ import pytest
 from corecoder import Agent, ScriptedLLM
 from corecoder.calls import Gate
 from corecoder.checkpoints import Checkpoints, project_key, project_root
-from corecoder.repl import changed_files
+from corecoder.cli.repl import changed_files
 from corecoder.tools import default_tools
 from corecoder.workspace import Workspace
 from helpers import call, run_and_kill

@@ -20,18 +20,18 @@ from rich.console import Console
 
 from corecoder import FunctionLLM, ScriptedLLM, check_history
 from corecoder.agent import KeepEverything
-from corecoder.app import assemble, run_once
-from corecoder.config import load_config
+from corecoder.cli.app import assemble, run_once
+from corecoder.cli.config import load_config
 from corecoder.demo import SCRIPT, copy_project
 from corecoder.events import ReasoningDelta, Retrying, TextDelta
 from corecoder.messages import INTERRUPTED, ModelError
 from corecoder.permissions import Consent
-from corecoder.render import Renderer
-from corecoder.repl import HELP, Repl, prompt_session
+from corecoder.cli.render import Renderer
+from corecoder.cli.repl import HELP, Repl, prompt_session
 from corecoder.session import SessionLog
 from corecoder.testing import ScriptServer
 from corecoder.tools import ReadFile, WriteFile
-from corecoder.trace import Printer
+from corecoder.cli.trace import Printer
 from corecoder.workspace import Workspace
 from helpers import Boom, Echo, corecoder, environment, read_until
 
@@ -349,7 +349,7 @@ def test_model_shows_and_switches_the_model_keeping_the_conversation(tmp_path, r
     with ScriptServer(script, model="scripted") as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x", "CORECODER_HOME": str(tmp_path)}
         first = load_config(tmp_path, env, model="gpt-4o-mini")
-        from corecoder.app import connect
+        from corecoder.cli.app import connect
 
         shell, out = repl(connect(first), "hi", "/model", "/model gpt-4o", "and now?", env=env, cwd=tmp_path)
         shell.run()

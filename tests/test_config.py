@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from corecoder.config import (
+from corecoder.cli.config import (
     NO_KEY,
     PROVIDERS,
     ConfigError,

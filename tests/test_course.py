@@ -28,7 +28,7 @@ from corecoder.course.viewer import Shown, viewer
 from corecoder.course.words import speaking
 from corecoder.demo import SCRIPT, TASK, copy_project
 from corecoder.tools import default_tools
-from corecoder.tools.base import Tool
+from corecoder.tool import Tool
 from corecoder.workspace import project_root
 
 # --- show -------------------------------------------------------------------------------
@@ -627,7 +627,7 @@ def test_find_orphan_fails_an_answer_that_demands_results_in_call_order():
 
 def test_run_call_fails_an_answer_that_joins_problems_wrongly_and_its_hint_says_how():
     from corecoder.calls import parse_arguments
-    from corecoder.tools.base import problems
+    from corecoder.tool import problems
 
     def commas(tool, arguments, workspace):
         args, trouble = parse_arguments(arguments)

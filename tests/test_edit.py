@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from corecoder.tools.base import ToolError, problems
+from corecoder.tool import ToolError, problems
 from corecoder.tools.edit import EditFile
 from corecoder.workspace import Workspace
 

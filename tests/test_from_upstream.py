@@ -243,7 +243,7 @@ def test_a_result_that_arrives_after_its_turn_was_stopped_is_not_printed_under_t
 
     from corecoder.events import Finished, ToolCallFinished, ToolCallStarted
     from corecoder.messages import ToolCall
-    from corecoder.render import Renderer
+    from corecoder.cli.render import Renderer
 
     out = io.StringIO()
     render = Renderer(Console(file=out, width=100, color_system=None))
@@ -266,7 +266,7 @@ def test_an_error_in_p_is_said_once(tmp_path):
 def test_the_marks_the_terminal_shows_are_glyphs_common_fonts_have():
     """⏹ (U+23F9) showed as a box: the Miscellaneous Technical block and emoji are missing from
     most terminal fonts. The marks are from blocks they have (arrows, geometric shapes, dingbats)."""
-    from corecoder.trace import MARKS
+    from corecoder.cli.trace import MARKS
 
     for mark in [*MARKS.values(), "✗", "→"]:
         assert not (0x2300 <= ord(mark) <= 0x23FF or ord(mark) >= 0x1F000), mark
@@ -295,7 +295,7 @@ def test_a_call_that_starts_after_its_turn_ended_is_not_shown_and_no_spinner_cov
 
     from corecoder.events import Finished, RoundStarted, ToolCallFinished, ToolCallStarted
     from corecoder.messages import ToolCall
-    from corecoder.render import Renderer
+    from corecoder.cli.render import Renderer
 
     out = io.StringIO()
     render = Renderer(Console(file=out, width=100, color_system=None, force_terminal=True))

@@ -10,6 +10,7 @@ none of what later chapters add.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -17,16 +18,15 @@ import pytest
 from benchmarks.lines import LAYERS, layer
 
 PACKAGE = Path(__file__).resolve().parent.parent / "corecoder"
-ORDER = [1, 2, 3, 4, 5, 6, 7, 8, "cli", "demo", "testing", "course"]  # each may import what is left of it
+ORDER = [1, 2, 3, 4, 5, 6, 7, 8, 9, "cli", "demo", "testing", "course"]  # each may import what is left of it
 
 # (importer, imported): the uses of a later chapter's piece, each with its reason.
 EARLIER_USES_LATER = {
     ("agent.py", "calls.py"): "a loop must run something: chapter 1 uses the call path chapter 2 builds",
-    ("agent.py", "tools/base.py"): "the loop holds tools; chapter 2 builds what a tool is",
-    ("agent.py", "tools/__init__.py"): "importing tools/base runs the package: chapter 2's tools load",
+    ("agent.py", "tool.py"): "the loop holds tools; chapter 2 builds what a tool is",
     ("agent.py", "workspace.py"): "the loop owns a workspace; chapter 2 builds what the tools act on",
     ("__init__.py", "*"): "the package's front door names every public piece (imported on first use)",
-    ("cli.py", "demo/__init__.py"): "`corecoder --demo` runs the demo (imported only then)",
+    ("cli/__init__.py", "demo/__init__.py"): "`corecoder --demo` runs the demo (imported only then)",
 }
 
 
@@ -75,7 +75,8 @@ MODULES = sorted(p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py"
 def test_every_module_has_a_layer():
     for module in MODULES:
         layer(module)  # raises, naming the module, if the map lacks it
-    assert set(LAYERS) <= set(MODULES), "the map names a module that is gone"
+    folders = {m.rsplit("/", 1)[0] + "/" for m in MODULES if "/" in m}
+    assert set(LAYERS) <= set(MODULES) | folders, "the map names a module or folder that is gone"
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -106,6 +107,28 @@ def test_the_chapter_one_loop_holds_nothing_a_later_chapter_adds():
 
 def test_the_engine_imports_neither_the_cli_nor_the_test_infrastructure_nor_the_course():
     for module in MODULES:
-        if layer(module) in range(1, 9):
-            outside = {dep for dep in imports(module) if layer(dep) not in range(1, 9)}
+        if layer(module) in range(1, 10):
+            outside = {dep for dep in imports(module) if layer(dep) not in range(1, 10)}
             assert outside == set(), f"corecoder/{module} imports {sorted(outside)}"
+
+
+@pytest.mark.parametrize("readme", ["README.md", "README.zh.md"])
+def test_the_readmes_layout_is_the_packages_map(readme):
+    """README's layout names every row of the map (corecoder/__init__.py's docstring) once, and
+    at the layer the map gives it: a row of the README groups places of one layer."""
+    text = (PACKAGE.parent / readme).read_text(encoding="utf-8")
+    layout = text[text.index("\n## ", text.index("<!-- test-command -->")):]
+    named: dict[str, str] = {}
+    for row in layout.splitlines():
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        if not row.startswith("| `corecoder/") or len(cells) != 3:
+            continue
+        places = re.findall(r"`([^`]+)`", cells[0])
+        for place in [places[0].removeprefix("corecoder/"), *places[1:]]:
+            assert place not in named, f"{readme} names corecoder/{place} twice"
+            named[place] = cells[1]
+    assert set(named) == set(LAYERS), f"{readme}'s layout and the map differ"
+    for place, said in named.items():
+        chapter = LAYERS[place]
+        assert said == str(chapter) if isinstance(chapter, int) else not said.isdigit(), (
+            f"{readme} puts corecoder/{place} in {said!r}; the map says {chapter}")

@@ -16,7 +16,7 @@ import pytest
 from corecoder import Agent, ScriptedLLM, check_history
 from corecoder.mcp import MCPConfigError, MCPHub, MCPTool, ServerSpec, load_servers, render, tool_name
 from corecoder.mcp import client as client_module
-from corecoder.tools.base import ToolError
+from corecoder.tool import ToolError
 from corecoder.workspace import Workspace
 
 SERVERS = Path(__file__).parent / "mcp_servers"

@@ -299,16 +299,16 @@ def answer(source: str, name: str):
     what the chapter defined before it: the message constructors (export cells, identical to corecoder.messages),
     INTERRUPTED, and the call path (admit, perform: chapter 1 imports them before its last exercise); in chapter
     2, the tools' pieces (Tool, ToolError, split_lines, whole_line_breaks, lines_of), Workspace and Path; in
-    chapter 3, ToolCall and Usage (corecoder.messages), Price (corecoder.pricing), json, and _is_json (an export
+    chapter 3, ToolCall and Usage (corecoder.messages), Price (corecoder.cli.pricing), json, and _is_json (an export
     cell of corecoder/stream.py); in chapter 5, ThreadPoolExecutor (the export cell of corecoder/executor.py
     imports it)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from corecoder.calls import admit, perform
     from corecoder.messages import ToolCall, Usage
-    from corecoder.pricing import Price
+    from corecoder.cli.pricing import Price
     from corecoder.stream import _is_json
-    from corecoder.tools.base import Tool, ToolError, problems
+    from corecoder.tool import Tool, ToolError, problems
     from corecoder.tools.edit import lines_of, whole_line_breaks
     from corecoder.tools.read import split_lines
     from corecoder.workspace import Workspace

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-import corecoder.pricing
-from corecoder.config import ConfigError
+import corecoder.cli.pricing
+from corecoder.cli.config import ConfigError
 from corecoder.messages import Usage
-from corecoder.pricing import Ledger, Price, cost_of, load_prices, price_for
+from corecoder.cli.pricing import Ledger, Price, cost_of, load_prices, price_for
 
 PRICES = load_prices(Path(__file__).parent / "no-such-home")  # the built-in table alone
 
@@ -79,10 +79,10 @@ def test_without_pricing_json_the_built_in_table_is_used(tmp_path):
 
 
 def test_the_built_in_table_is_data_checked_by_the_same_loader(tmp_path, monkeypatch):
-    assert corecoder.pricing.BUILT_IN.name == "prices.json"
+    assert corecoder.cli.pricing.BUILT_IN.name == "prices.json"
     broken = tmp_path / "prices.json"
     broken.write_text(json.dumps({"gpt-4o": {"input": 2.5, "ouptut": 10}}))
-    monkeypatch.setattr(corecoder.pricing, "BUILT_IN", broken)
+    monkeypatch.setattr(corecoder.cli.pricing, "BUILT_IN", broken)
     with pytest.raises(ConfigError, match=r"prices.json: price for 'gpt-4o' has unknown field 'ouptut'"):
         load_prices(tmp_path)
 

@@ -35,6 +35,15 @@ def test_importing_corecoder_does_not_import_the_heavy_libraries():
     assert out.strip() == "[]"
 
 
+def test_the_chapter_one_loop_loads_no_tool():
+    """The loop knows what a tool is (corecoder/tool.py), not which tools there are: importing it
+    loads none of the built-in tools, nor `regex`, which only grep and bash need."""
+    code = ("import sys, corecoder.agent; print(sorted(m for m in sys.modules "
+            "if m.startswith('corecoder.tools') or m == 'regex'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 def test_version_is_printed_without_the_heavy_libraries():
     out = subprocess.run([sys.executable, "-X", "importtime", "-m", "corecoder", "--version"],
                          capture_output=True, text=True, check=True)
@@ -63,7 +72,7 @@ def test_the_demo_leaves_the_shipped_project_untouched():
 
 
 def test_the_readme_documents_every_command_and_file_in_both_languages():
-    from corecoder.repl import HELP
+    from corecoder.cli.repl import HELP
 
     commands = [word.strip(",") for usage, _ in HELP for word in usage.split() if word.startswith("/")]
     names = ["hooks.json", "mcp.json", "pricing.json", "AGENTS.md", "CLAUDE.md", "--resume", "--yes", "-p",

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from corecoder.tools import search
-from corecoder.tools.base import ToolError
+from corecoder.tool import ToolError
 from corecoder.tools.search import (
     MAX_GLOB_RESULTS,
     MAX_GREP_FILES,

@@ -362,7 +362,7 @@ WRITER = textwrap.dedent("""
     from corecoder import Agent, FunctionLLM
     from corecoder.messages import user
     from corecoder.session import SessionLog
-    from corecoder.tools.base import Tool
+    from corecoder.tool import Tool
 
     class Big(Tool):
         name = "big"

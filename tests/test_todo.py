@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from corecoder import Agent, ScriptedLLM
-from corecoder.tools.base import ToolError, problems
+from corecoder.tool import ToolError, problems
 from corecoder.tools.todo import TodoWrite, render_todos
 from corecoder.workspace import Workspace
 

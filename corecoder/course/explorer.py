@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..tools.base import ToolError
+from ..tool import ToolError
 from ..tools.edit import EditFile
 from ..workspace import Workspace
 from .viewer import display_twin

@@ -37,7 +37,7 @@ from ..events import (
     WorkerEvent,
 )
 from ..messages import ToolCall, Usage
-from ..trace import MARKS, call_line, cut, preview
+from ..cli.trace import MARKS, call_line, cut, preview
 from .words import say
 
 WIDTH = 100

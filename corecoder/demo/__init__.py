@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..assemble import build_agent
 from ..scripted import ScriptedLLM
-from ..trace import Printer
+from ..cli.trace import Printer
 
 PROJECT = Path(__file__).parent / "project"
 TASK = "The tests in test_stats.py fail. Find the bug and fix it."

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..tools.base import Tool, ToolError
+from ..tool import Tool, ToolError
 from ..workspace import Workspace
 from .client import MCPClient, MCPError
 

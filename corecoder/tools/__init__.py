@@ -3,7 +3,7 @@ fresh set for each agent; the todo list (tools/todo.py) is chapter 6's, with the
 
 from __future__ import annotations
 
-from .base import Tool, ToolError
+from ..tool import Tool, ToolError
 from .bash import Bash
 from .edit import EditFile
 from .read import ReadFile

@@ -39,7 +39,7 @@ import regex
 from ..files import remove_stale
 from ..text import marker
 from ..workspace import Workspace
-from .base import Tool, ToolError
+from ..tool import Tool, ToolError
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..files import atomic_write, looks_binary, read_regular
 from ..workspace import Workspace
-from .base import Tool, ToolError
+from ..tool import Tool, ToolError
 
 BOM = "\ufeff"
 MORE_CONTEXT = "Include more surrounding lines so old_string matches exactly one place"

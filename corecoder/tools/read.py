@@ -14,7 +14,7 @@ from pathlib import Path
 from ..files import looks_binary, read_regular
 from ..text import shorten
 from ..workspace import Workspace
-from .base import Tool, ToolError
+from ..tool import Tool, ToolError
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000

@@ -25,7 +25,7 @@ import regex
 from ..files import kind, looks_binary, read_regular
 from ..text import marker, shorten
 from ..workspace import Workspace
-from .base import Tool, ToolError
+from ..tool import Tool, ToolError
 from .read import split_lines
 
 SKIP_DIRS = frozenset({

@@ -10,7 +10,7 @@ the conversation grows. It changes no file, so it is not mutating: plan mode may
 from __future__ import annotations
 
 from ..workspace import Workspace
-from .base import Tool, ToolError
+from ..tool import Tool, ToolError
 
 MARKS = {"pending": "[ ]", "in_progress": "[>]", "done": "[x]"}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..files import atomic_write
 from ..workspace import Workspace
-from .base import Tool, ToolError
+from ..tool import Tool, ToolError
 
 
 class WriteFile(Tool):

@@ -169,8 +169,11 @@ def essays(root: Path) -> list[Path]:
 
 
 def modules(root: Path) -> list[Path]:
-    """The engine: corecoder/*.py and corecoder/tools/*.py."""
-    return sorted((root / "corecoder").glob("*.py")) + sorted((root / "corecoder" / "tools").glob("*.py"))
+    """The engine and the command: corecoder/*.py, then each of its folders that a chapter reads
+    (the tools, the MCP client, the command), a group each in the navigation."""
+    package = root / "corecoder"
+    return sorted(package.glob("*.py")) + [path for folder in ("tools", "mcp", "cli")
+                                          for path in sorted((package / folder).glob("*.py"))]
 
 
 def module_page(root: Path, module: Path, lang: str) -> str:

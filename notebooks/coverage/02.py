@@ -6,7 +6,7 @@ read."""
 budget = 400  # net lines its export cells may hold
 
 export = {
-    "tools/base.py": "ToolError Tool _TYPES _is problems _object_problems",
+    "tool.py": "ToolError Tool _TYPES _is problems _object_problems",
     "calls.py": (
         "OUTPUT_LIMIT OUTPUTS KEEP_OUTPUTS Gate Job admit perform stopped run_in_order "
         "parse_arguments signature bound _error"),

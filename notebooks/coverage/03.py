@@ -16,13 +16,13 @@ export = {
     "events.py": (
         "RoundStarted ToolCallStarted ToolCallFinished UsageReported Finished TextDelta "
         "ReasoningDelta Retrying"),
-    "pricing.py": "Price price_for cost_of Ledger",
+    "cli/pricing.py": "Price price_for cost_of Ledger",
 }
 show = {
     "testing/serve.py": "stream_chunks tool_call_deltas",
     "stream.py": "ThinkSplitter",
     "llm.py": "LLM.client LLM.explain Shown",
-    "trace.py": "Printer",
+    "cli/trace.py": "Printer",
     "testing/faults.py": "FaultyScriptedLLM",
 }
 skip = [
@@ -36,7 +36,7 @@ skip = [
      "messages.py": "CUT_SHORT"},
     {"why": ("reading a price table (the built-in one, the user's pricing.json laid over it): "
              "files and their errors, not an idea; price_for and the Ledger are the idea"),
-     "pricing.py": "BUILT_IN _FIELDS load_prices read_prices _price _longest_prefix _word_char"},
+     "cli/pricing.py": "BUILT_IN _FIELDS load_prices read_prices _price _longest_prefix _word_char"},
     {"why": "ThinkSplitter's helper: the length of a tag cut at a chunk's end",
      "stream.py": "_partial_tag_length"},
     {"why": ("the fault vocabulary both players share: the chapter plays its faults through the "
@@ -50,5 +50,5 @@ skip = [
          "_finish _words main")},
     {"why": ("the printer's own helpers (controls made visible, a line cut, a call on one line, a "
              "result's preview): Printer is shown whole, and runs"),
-     "trace.py": "MARKS CONTROLS printable cut call_line preview"},
+     "cli/trace.py": "MARKS CONTROLS printable cut call_line preview"},
 ]

@@ -14,22 +14,22 @@ export = {
     "workspace.py": "git_root project_root project_key",
     "session.py": "session_path _records _replay repair load",
     "assemble.py": "build_agent",
-    "config.py": "parse_model load_config",
+    "cli/config.py": "parse_model load_config",
 }
 show = {
-    "app.py": (
+    "cli/app.py": (
         "FAILURES STARTUP_ERRORS App start trust_project assemble start_mcp connect "
         "unexpected count_usage run_once"),
     "checkpoints.py": (
         "MAX_BYTES KEEP CheckpointError Checkpoints.resume Checkpoints._locked "
         "Checkpoints._kept"),
-    "cli.py": "main",
-    "config.py": (
+    "cli/__init__.py": "main",
+    "cli/config.py": (
         "ConfigError Provider PROVIDERS DEFAULT_MODEL NO_KEY Config _LINE read_dotenv "
         "_value find_dotenv _get _api_key _on_this_machine _home _positive require_key"),
     "permissions.py": "Consent._load Consent._file",
-    "render.py": "STYLES first_line Renderer",
-    "repl.py": (
+    "cli/render.py": "STYLES first_line Renderer",
+    "cli/repl.py": (
         "HELP FILES PROMPT PLAN_PROMPT DIFF_LINES KEYS Repl Change changed_files "
         "short_diff ask_trust prompt_session run_repl"),
     "session.py": (
@@ -41,5 +41,5 @@ show = {
 }
 skip = [
     {"why": "terminal plumbing: signals, hang-ups and the argument parser's wording",
-     "cli.py": "parser LEAVE_SECONDS end_on_hangup leave",},
+     "cli/__init__.py": "parser LEAVE_SECONDS end_on_hangup leave",},
 ]

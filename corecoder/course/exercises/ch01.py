@@ -34,7 +34,7 @@ from ...messages import (
 )
 from ...scripted import ScriptedLLM
 from ...tools import Glob, ReadFile
-from ...tools.base import Tool, ToolError
+from ...tool import Tool, ToolError
 from ...workspace import Workspace
 from ..checks import EXPECTED, GOT, Hint, attempt, case, checker, describe, expect, hint
 from ..words import say

@@ -33,7 +33,7 @@ from ...agent import Agent
 from ...events import ToolCallFinished
 from ...messages import check_history
 from ...scripted import ScriptedLLM
-from ...tools.base import Tool, ToolError
+from ...tool import Tool, ToolError
 from ...tools.edit import exact, lines_of
 from ...tools.read import ReadFile
 from ...workspace import Workspace
@@ -297,7 +297,7 @@ def _write(folder: Path, files: dict[str, str]) -> None:
 
 def _a_tool(cls: type) -> bool:
     """A subclass of Tool: the package's, or the one a notebook defines (the chapter builds the
-    base class in a cell, the same code as corecoder/tools/base.py)."""
+    base class in a cell, the same code as corecoder/tool.py)."""
     return issubclass(cls, Tool) or any(base.__name__ == "Tool" for base in cls.__mro__)
 
 

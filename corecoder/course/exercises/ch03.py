@@ -33,7 +33,7 @@ from types import SimpleNamespace
 from ...agent import Agent
 from ...llm import LLM
 from ...messages import Reply, ToolCall, Usage
-from ...pricing import Price, cost_of
+from ...cli.pricing import Price, cost_of
 from ...scripted import FunctionLLM, ScriptedLLM, parse_turn
 from ...stream import ToolCallAssembler
 from ...testing.serve import QUIRKS, tool_call_deltas

@@ -58,7 +58,7 @@ from ...messages import (
 from ...scripted import FunctionLLM
 from ...tokens import text_tokens
 from ...tools import ReadFile
-from ...tools.base import Tool, ToolError
+from ...tool import Tool, ToolError
 from ...tools.todo import TodoWrite
 from ...workspace import Workspace
 from ..checks import (

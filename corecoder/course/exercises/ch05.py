@@ -52,7 +52,7 @@ from ...calls import Gate
 from ...events import RoundStarted, ToolCallStarted
 from ...executor import lock_key
 from ...scripted import ScriptedLLM
-from ...tools.base import Tool, ToolError
+from ...tool import Tool, ToolError
 from ...workspace import Workspace
 from ..checks import (
     EXPECTED,

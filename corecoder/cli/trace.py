@@ -10,7 +10,7 @@ import json
 import sys
 from typing import TextIO
 
-from .events import (
+from ..events import (
     Compacted,
     Finished,
     ReasoningDelta,
@@ -21,7 +21,7 @@ from .events import (
     ToolCallStarted,
     WorkerEvent,
 )
-from .text import marker, shorten
+from ..text import marker, shorten
 
 MARKS = {"ok": "✓", "interrupted": "■"}  # glyphs the common terminal fonts have
 # Characters a terminal obeys instead of showing: ESC starts sequences that set the window

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 
-from .events import (
+from ..events import (
     Compacted,
     Finished,
     ReasoningDelta,

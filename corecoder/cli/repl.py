@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from . import __version__
+from .. import __version__
 from .app import FAILURES, connect, unexpected
-from .checkpoints import snapshot
-from .files import looks_binary
+from ..checkpoints import snapshot
+from ..files import looks_binary
 from .render import Renderer
-from .text import marker, shorten
+from ..text import marker, shorten
 from .trace import printable
-from .workspace import project_root
+from ..workspace import project_root
 
 HELP = (
     ("/help", "list these commands"),
@@ -227,8 +227,8 @@ class Repl:
         self.say(f"history: {len(before)} → {len(self.agent.messages)} messages", "dim")
 
     def context(self, arg: str = "") -> None:
-        from .instructions import instruction_files
-        from .tokens import Estimate, tools_tokens, window_for
+        from ..instructions import instruction_files
+        from ..tokens import Estimate, tools_tokens, window_for
 
         window = getattr(self.agent.context, "window", None) or window_for(self.agent.llm.model)
         schemas = [t.schema() for t in self.agent.tools.values()]
@@ -268,7 +268,7 @@ class Repl:
             self.say(f"could not save: {e}", "red")
 
     def sessions(self, arg: str = "") -> None:
-        from .session import list_sessions
+        from ..session import list_sessions
 
         here = project_root(self.cwd)
         # this project's first, newest first within each (a stable sort keeps list_sessions' order)

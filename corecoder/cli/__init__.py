@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 
-from . import __version__
+from .. import __version__
 
 
 def parser() -> argparse.ArgumentParser:
@@ -47,7 +47,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.demo:
-        from .demo import run_demo
+        from ..demo import run_demo
 
         run_demo()
         return 0

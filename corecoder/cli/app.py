@@ -13,22 +13,22 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .agent import Agent
-from .assemble import build_agent
-from .checkpoints import Checkpoints
+from ..agent import Agent
+from ..assemble import build_agent
+from ..checkpoints import Checkpoints
 from .config import Config, ConfigError, load_config, require_key
-from .events import Finished, UsageReported, WorkerEvent
-from .hooks import HookError, Hooks, PromptRefused, load_hooks
-from .mcp import MCPConfigError
-from .messages import IllegalHistory, ModelError
-from .permissions import Consent, PlanMode
+from ..events import Finished, UsageReported, WorkerEvent
+from ..hooks import HookError, Hooks, PromptRefused, load_hooks
+from ..mcp import MCPConfigError
+from ..messages import IllegalHistory, ModelError
+from ..permissions import Consent, PlanMode
 from .pricing import Ledger, load_prices
-from .scripted import ScriptError
-from .session import SessionError, SessionLog
-from .tools.bash import Bash
+from ..scripted import ScriptError
+from ..session import SessionError, SessionLog
+from ..tools.bash import Bash
 from .trace import Printer, printable
-from .trust import is_trusted, read_project_config, remember_trust, untrusted_note
-from .workspace import project_root
+from ..trust import is_trusted, read_project_config, remember_trust, untrusted_note
+from ..workspace import project_root
 
 # What ends a task with a message: the model gave up for good, a script ran out, or a history
 # the API would reject. Anything else is a bug: said in one line too (`unexpected`).
@@ -134,7 +134,7 @@ def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes
 def start_mcp(config: Config, cwd: Path, agent: Agent, warn, trusted: bool = True):
     """The MCP servers named in mcp.json (config dir, then the project's if it is trusted),
     their tools given to the agent."""
-    from .mcp import MCPHub, load_servers
+    from ..mcp import MCPHub, load_servers
 
     servers = load_servers(config.home, project_root(cwd) if trusted else None)
     if not servers:
@@ -150,7 +150,7 @@ def start_mcp(config: Config, cwd: Path, agent: Agent, warn, trusted: bool = Tru
 
 def connect(config: Config):
     """The real client for a config: how the command starts, and how /model switches."""
-    from .llm import LLM
+    from ..llm import LLM
 
     limits = {name: getattr(config, name) for name in ("idle_timeout", "reply_timeout")
               if getattr(config, name) is not None}

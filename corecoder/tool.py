@@ -8,7 +8,7 @@ are handed, so one tool instance never leaks one agent's state into another's.
 
 from __future__ import annotations
 
-from ..workspace import Workspace
+from .workspace import Workspace
 
 
 class ToolError(Exception):

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
-from .workspace import git_root
+from ..workspace import git_root
 
 
 class ConfigError(Exception):

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .config import ConfigError
-from .messages import Usage
+from ..messages import Usage
 
 BUILT_IN = Path(__file__).with_name("prices.json")
 
