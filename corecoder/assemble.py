@@ -24,8 +24,8 @@ from .context import Compactor
 from .executor import RunInParallel
 from .instructions import project_instructions
 from .subagents import AgentTool, workers
-from .tools import default_tools
 from .tool import Tool
+from .tools import default_tools
 from .tools.todo import TodoWrite
 
 

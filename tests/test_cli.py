@@ -22,16 +22,16 @@ from corecoder import FunctionLLM, ScriptedLLM, check_history
 from corecoder.agent import KeepEverything
 from corecoder.cli.app import assemble, run_once
 from corecoder.cli.config import load_config
+from corecoder.cli.render import Renderer
+from corecoder.cli.repl import HELP, Repl, prompt_session
+from corecoder.cli.trace import Printer
 from corecoder.demo import SCRIPT, copy_project
 from corecoder.events import ReasoningDelta, Retrying, TextDelta
 from corecoder.messages import INTERRUPTED, ModelError
 from corecoder.permissions import Consent
-from corecoder.cli.render import Renderer
-from corecoder.cli.repl import HELP, Repl, prompt_session
 from corecoder.session import SessionLog
 from corecoder.testing import ScriptServer
 from corecoder.tools import ReadFile, WriteFile
-from corecoder.cli.trace import Printer
 from corecoder.workspace import Workspace
 from helpers import Boom, Echo, corecoder, environment, read_until
 

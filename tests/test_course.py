@@ -27,8 +27,8 @@ from corecoder.course.source import PACKAGE_ROOT, source_of
 from corecoder.course.viewer import Shown, viewer
 from corecoder.course.words import speaking
 from corecoder.demo import SCRIPT, TASK, copy_project
-from corecoder.tools import default_tools
 from corecoder.tool import Tool
+from corecoder.tools import default_tools
 from corecoder.workspace import project_root
 
 # --- show -------------------------------------------------------------------------------

@@ -241,9 +241,9 @@ def test_a_result_that_arrives_after_its_turn_was_stopped_is_not_printed_under_t
 
     from rich.console import Console
 
+    from corecoder.cli.render import Renderer
     from corecoder.events import Finished, ToolCallFinished, ToolCallStarted
     from corecoder.messages import ToolCall
-    from corecoder.cli.render import Renderer
 
     out = io.StringIO()
     render = Renderer(Console(file=out, width=100, color_system=None))
@@ -293,9 +293,9 @@ def test_a_call_that_starts_after_its_turn_ended_is_not_shown_and_no_spinner_cov
 
     from rich.console import Console
 
+    from corecoder.cli.render import Renderer
     from corecoder.events import Finished, RoundStarted, ToolCallFinished, ToolCallStarted
     from corecoder.messages import ToolCall
-    from corecoder.cli.render import Renderer
 
     out = io.StringIO()
     render = Renderer(Console(file=out, width=100, color_system=None, force_terminal=True))

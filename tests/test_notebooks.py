@@ -305,8 +305,8 @@ def answer(source: str, name: str):
     from concurrent.futures import ThreadPoolExecutor
 
     from corecoder.calls import admit, perform
-    from corecoder.messages import ToolCall, Usage
     from corecoder.cli.pricing import Price
+    from corecoder.messages import ToolCall, Usage
     from corecoder.stream import _is_json
     from corecoder.tool import Tool, ToolError, problems
     from corecoder.tools.edit import lines_of, whole_line_breaks

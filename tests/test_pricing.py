@@ -9,8 +9,8 @@ import pytest
 
 import corecoder.cli.pricing
 from corecoder.cli.config import ConfigError
-from corecoder.messages import Usage
 from corecoder.cli.pricing import Ledger, Price, cost_of, load_prices, price_for
+from corecoder.messages import Usage
 
 PRICES = load_prices(Path(__file__).parent / "no-such-home")  # the built-in table alone
 

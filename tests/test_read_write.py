@@ -9,8 +9,8 @@ import stat
 import pytest
 
 from corecoder import Agent, ScriptedLLM
-from corecoder.tools import read as read_module
 from corecoder.tool import ToolError, problems
+from corecoder.tools import read as read_module
 from corecoder.tools.read import MAX_LINE_CHARS, MAX_OUTPUT_CHARS, ReadFile
 from corecoder.tools.write import WriteFile
 from corecoder.workspace import Workspace

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from corecoder.tools import search
 from corecoder.tool import ToolError
+from corecoder.tools import search
 from corecoder.tools.search import (
     MAX_GLOB_RESULTS,
     MAX_GREP_FILES,

@@ -16,19 +16,19 @@ from pathlib import Path
 from ..agent import Agent
 from ..assemble import build_agent
 from ..checkpoints import Checkpoints
-from .config import Config, ConfigError, load_config, require_key
 from ..events import Finished, UsageReported, WorkerEvent
 from ..hooks import HookError, Hooks, PromptRefused, load_hooks
 from ..mcp import MCPConfigError
 from ..messages import IllegalHistory, ModelError
 from ..permissions import Consent, PlanMode
-from .pricing import Ledger, load_prices
 from ..scripted import ScriptError
 from ..session import SessionError, SessionLog
 from ..tools.bash import Bash
-from .trace import Printer, printable
 from ..trust import is_trusted, read_project_config, remember_trust, untrusted_note
 from ..workspace import project_root
+from .config import Config, ConfigError, load_config, require_key
+from .pricing import Ledger, load_prices
+from .trace import Printer, printable
 
 # What ends a task with a message: the model gave up for good, a script ran out, or a history
 # the API would reject. Anything else is a bug: said in one line too (`unexpected`).

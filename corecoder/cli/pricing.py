@@ -24,8 +24,8 @@ from math import inf
 from pathlib import Path
 from types import MappingProxyType
 
-from .config import ConfigError
 from ..messages import Usage
+from .config import ConfigError
 
 BUILT_IN = Path(__file__).with_name("prices.json")
 

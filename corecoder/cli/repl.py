@@ -23,13 +23,13 @@ from datetime import datetime
 from pathlib import Path
 
 from .. import __version__
-from .app import FAILURES, connect, unexpected
 from ..checkpoints import snapshot
 from ..files import looks_binary
-from .render import Renderer
 from ..text import marker, shorten
-from .trace import printable
 from ..workspace import project_root
+from .app import FAILURES, connect, unexpected
+from .render import Renderer
+from .trace import printable
 
 HELP = (
     ("/help", "list these commands"),

@@ -24,6 +24,7 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..cli.trace import MARKS, call_line, cut, preview
 from ..events import (
     Compacted,
     Finished,
@@ -37,7 +38,6 @@ from ..events import (
     WorkerEvent,
 )
 from ..messages import ToolCall, Usage
-from ..cli.trace import MARKS, call_line, cut, preview
 from .words import say
 
 WIDTH = 100

@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 
 from ..assemble import build_agent
-from ..scripted import ScriptedLLM
 from ..cli.trace import Printer
+from ..scripted import ScriptedLLM
 
 PROJECT = Path(__file__).parent / "project"
 TASK = "The tests in test_stats.py fail. Find the bug and fix it."

@@ -38,8 +38,8 @@ import regex
 
 from ..files import remove_stale
 from ..text import marker
-from ..workspace import Workspace
 from ..tool import Tool, ToolError
+from ..workspace import Workspace
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600

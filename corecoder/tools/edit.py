@@ -20,8 +20,8 @@ from itertools import pairwise
 from pathlib import Path
 
 from ..files import atomic_write, looks_binary, read_regular
-from ..workspace import Workspace
 from ..tool import Tool, ToolError
+from ..workspace import Workspace
 
 BOM = "\ufeff"
 MORE_CONTEXT = "Include more surrounding lines so old_string matches exactly one place"

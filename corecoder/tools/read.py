@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ..files import looks_binary, read_regular
 from ..text import shorten
-from ..workspace import Workspace
 from ..tool import Tool, ToolError
+from ..workspace import Workspace
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000

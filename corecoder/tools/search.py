@@ -24,8 +24,8 @@ import regex
 
 from ..files import kind, looks_binary, read_regular
 from ..text import marker, shorten
-from ..workspace import Workspace
 from ..tool import Tool, ToolError
+from ..workspace import Workspace
 from .read import split_lines
 
 SKIP_DIRS = frozenset({

@@ -9,8 +9,8 @@ the conversation grows. It changes no file, so it is not mutating: plan mode may
 
 from __future__ import annotations
 
-from ..workspace import Workspace
 from ..tool import Tool, ToolError
+from ..workspace import Workspace
 
 MARKS = {"pending": "[ ]", "in_progress": "[>]", "done": "[x]"}
 

@@ -8,8 +8,8 @@ is written and the link stays a link.
 from __future__ import annotations
 
 from ..files import atomic_write
-from ..workspace import Workspace
 from ..tool import Tool, ToolError
+from ..workspace import Workspace
 
 
 class WriteFile(Tool):

@@ -36,7 +36,8 @@ skip = [
      "messages.py": "CUT_SHORT"},
     {"why": ("reading a price table (the built-in one, the user's pricing.json laid over it): "
              "files and their errors, not an idea; price_for and the Ledger are the idea"),
-     "cli/pricing.py": "BUILT_IN _FIELDS load_prices read_prices _price _longest_prefix _word_char"},
+     "cli/pricing.py": (
+         "BUILT_IN _FIELDS load_prices read_prices _price _longest_prefix _word_char")},
     {"why": "ThinkSplitter's helper: the length of a tag cut at a chunk's end",
      "stream.py": "_partial_tag_length"},
     {"why": ("the fault vocabulary both players share: the chapter plays its faults through the "

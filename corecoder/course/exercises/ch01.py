@@ -33,8 +33,8 @@ from ...messages import (
     user,
 )
 from ...scripted import ScriptedLLM
-from ...tools import Glob, ReadFile
 from ...tool import Tool, ToolError
+from ...tools import Glob, ReadFile
 from ...workspace import Workspace
 from ..checks import EXPECTED, GOT, Hint, attempt, case, checker, describe, expect, hint
 from ..words import say

@@ -31,9 +31,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from ...agent import Agent
+from ...cli.pricing import Price, cost_of
 from ...llm import LLM
 from ...messages import Reply, ToolCall, Usage
-from ...cli.pricing import Price, cost_of
 from ...scripted import FunctionLLM, ScriptedLLM, parse_turn
 from ...stream import ToolCallAssembler
 from ...testing.serve import QUIRKS, tool_call_deltas

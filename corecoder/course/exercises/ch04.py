@@ -57,8 +57,8 @@ from ...messages import (
 )
 from ...scripted import FunctionLLM
 from ...tokens import text_tokens
-from ...tools import ReadFile
 from ...tool import Tool, ToolError
+from ...tools import ReadFile
 from ...tools.todo import TodoWrite
 from ...workspace import Workspace
 from ..checks import (
