@@ -48,6 +48,8 @@ from __future__ import annotations
 
 import importlib
 
+# --- defences: the lazy front door (plumbing: no chapter teaches it) ---------------------------
+
 __version__ = "0.1.0"
 
 _HOMES = {  # public name -> the module that defines it
@@ -60,6 +62,7 @@ _HOMES = {  # public name -> the module that defines it
     "Tool": "tool", "ToolError": "tool", "default_tools": "tools", "ReadFile": "tools",
     "WriteFile": "tools", "EditFile": "tools", "Glob": "tools", "Grep": "tools", "Bash": "tools",
     "TodoWrite": "tools.todo",
+    "Config": "cli.config", "load_config": "cli.config",  # the command's settings, as upstream's
 }
 
 __all__ = ["__version__", *_HOMES]

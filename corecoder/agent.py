@@ -6,9 +6,10 @@
         no tool calls: that text is the answer
         otherwise every call is run and answered, in call order  (chapters 2, 5)
 
-Everything else plugs into seams this file already has: the context policy, the
-executor, the gates around each call, the tools' parts of the prompt, and subscribers
-to the events it emits. The defaults are chapter 1's own: the whole history is sent,
+Everything else plugs into seams this file already has, each a small named protocol that
+`isinstance` checks: the model (`Model`), the context policy (`ContextPolicy`), the executor
+and the gates around each call (`Executor`, `Gate`: calls.py), and subscribers to the events
+it emits (`Subscriber`); and the tools' parts of the prompt. The defaults are chapter 1's own: the whole history is sent,
 and the calls of a reply run one after another. The finished engine (compaction,
 parallel calls, sub-agents, the project's instructions) is assembled from outside, by
 `build_agent` (assemble.py): this file imports none of it.
@@ -19,8 +20,9 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
-from .calls import Gate, run_in_order
+from .calls import Executor, Gate, run_in_order
 from .events import Finished, RoundStarted, ToolCallFinished, UsageReported
 from .messages import (
     INTERRUPTED,
@@ -52,10 +54,37 @@ def paragraph(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if line.strip())
 
 
+@runtime_checkable
+class Model(Protocol):
+    """What the loop asks for each reply: the scripted models (chapter 1), the real client
+    (chapter 3), or a learner's own. `emit` is handed the reply's pieces as they arrive."""
+
+    model: str
+
+    def chat(self, messages: list[dict], tools: list[dict] | None,
+             emit: Callable[[object], None]) -> Reply: ...
+
+
+@runtime_checkable
+class ContextPolicy(Protocol):
+    """What the model is sent each round: the history, or less of it (chapter 4 compacts).
+    `overflow` when the provider said the last request was too long. A policy returns the
+    list it was given when it has nothing to cut."""
+
+    def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]: ...
+
+
+@runtime_checkable
+class Subscriber(Protocol):
+    """Anything that takes the agent's events (events.py): the CLI's renderer, a notebook's
+    recording, a test's list. One that raises is reported once, and the run goes on."""
+
+    def __call__(self, event: object) -> None: ...
+
+
 class KeepEverything:
     """The simplest context policy, and the loop's default: send the whole history.
-    (Chapter 4 writes one that compacts it.) A policy returns the list it was given
-    when it has nothing to cut."""
+    (Chapter 4 writes one that compacts it.)"""
 
     def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]:
         return messages
@@ -66,9 +95,15 @@ class Agent:
     conversation, and the seams later chapters plug into. Its methods read top to bottom in
     the order chapter 1 builds them."""
 
-    def __init__(self, llm, tools: Iterable[Tool], *, cwd: str | Path | None = None,
+    def __init__(self, llm: Model, tools: Iterable[Tool] | None = None, *,
+                 cwd: str | Path | None = None,
                  prompt: str = BASE_PROMPT, prompt_parts: Iterable[str] = (), max_rounds: int = 50,
-                 context=None, executor: Callable | None = None, gates: Iterable[Gate] = ()):
+                 context: ContextPolicy | None = None, executor: Executor | None = None,
+                 gates: Iterable[Gate] = ()):
+        if tools is None:  # upstream's `Agent(llm=llm)` was the finished agent: say where it is
+            raise TypeError("Agent(llm, tools) is chapter 1's loop and runs the tools it is given "
+                            "(Agent(llm, []) for none); the finished agent, with every built-in "
+                            "tool, is build_agent(llm)")
         self.llm = llm
         self.tools = {t.name: t for t in tools}
         self.workspace = Workspace(cwd or Path.cwd())
@@ -79,11 +114,11 @@ class Agent:
         self.executor = executor or run_in_order
         self.gates = list(gates)
         self.messages: list[dict] = []
-        self.subscribers: list[Callable] = []
-        self.failed_subscribers: list[Callable] = []  # each reported once
+        self.subscribers: list[Subscriber] = []
+        self.failed_subscribers: list[Subscriber] = []  # each reported once
         self.first_state: str | None = None  # the state as the system prompt tells it
 
-    def subscribe(self, fn: Callable) -> Callable:
+    def subscribe(self, fn: Subscriber) -> Subscriber:
         self.subscribers.append(fn)
         return fn
 

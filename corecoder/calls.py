@@ -24,6 +24,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from .events import ToolCallFinished, ToolCallStarted
 from .files import atomic_write
@@ -37,10 +38,12 @@ OUTPUTS = Path(".corecoder", "outputs")  # where, in the project; the newest KEE
 KEEP_OUTPUTS = 20
 
 
-class Gate:
-    """A check around every tool call. Subclasses override one or both methods."""
+@runtime_checkable
+class Gate(Protocol):
+    """A check around every tool call: plan mode, consent, the user's hooks, checkpoints. A gate
+    may subclass this one and override one method or both (the other does nothing)."""
 
-    name = "gate"
+    name: str = "gate"
 
     def before(self, tool: Tool, args: dict, workspace: Workspace) -> str | None:
         """Return a reason to refuse the call, or None to let it through."""
@@ -123,6 +126,14 @@ def stopped(workspace: Workspace) -> None:
     starts, nor asks a consent question, nor reports a result after the loop answered it."""
     if workspace.cancelled.is_set():
         raise KeyboardInterrupt
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """How the calls of one reply are run (chapter 5 runs them at once). It fills `results` (call
+    id -> result text) as calls finish, and may stop early: the loop answers any call left out."""
+
+    def __call__(self, calls: list[ToolCall], agent, results: dict[str, str]) -> None: ...
 
 
 def run_in_order(calls: list[ToolCall], agent, results: dict[str, str]) -> None:

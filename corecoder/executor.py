@@ -89,7 +89,7 @@ def as_they_finish(futures, *stops: threading.Event) -> Iterator[Future]:
         yield from done
 
 
-# --- defences: a Ctrl+C that lands inside a lock, two names for one file -------------------
+# Two details the rules need: a Ctrl+C that lands inside a lock, and two names for one file.
 
 
 @contextlib.contextmanager

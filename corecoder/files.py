@@ -59,6 +59,15 @@ def atomic_write(path: Path | str, data: bytes | str, *, shared: bool = False) -
     return ""
 
 
+def looks_binary(data: bytes) -> bool:
+    """A NUL byte in the first 8 KiB: the same rule git uses."""
+    return b"\0" in data[:8192]
+
+
+# --- defences: new files as the umask gives them, the leftovers of a killed write, reads that
+# refuse what is not a regular file or is too big
+
+
 def _umask() -> int:
     mask = os.umask(0o022)  # the one way to read it is to set it, and set it back
     os.umask(mask)
@@ -137,8 +146,3 @@ def kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
-
-
-def looks_binary(data: bytes) -> bool:
-    """A NUL byte in the first 8 KiB: the same rule git uses."""
-    return b"\0" in data[:8192]

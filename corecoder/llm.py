@@ -34,13 +34,6 @@ from .messages import ContextTooLong, ModelError, Reply, Usage
 from .stream import ThinkSplitter, ToolCallAssembler
 
 
-def reasoning_of(delta) -> str:
-    """Reasoning, from `reasoning_content` (DeepSeek, Kimi) or `reasoning` (OpenRouter...)."""
-    if delta is None:
-        return ""
-    return getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None) or ""
-
-
 def usage_of(raw) -> Usage:
     details = getattr(raw, "prompt_tokens_details", None)
     return Usage(tokens(getattr(raw, "prompt_tokens", 0)),
@@ -48,17 +41,47 @@ def usage_of(raw) -> Usage:
                  tokens(getattr(details, "cached_tokens", 0)))
 
 
-def tokens(value) -> int:
-    """A token count as a server reported it: a string of digits counts, a negative or a
-    nonsense value is 0 (a wrong count must not break the cost line)."""
-    try:
-        return max(0, int(value or 0))
-    except (TypeError, ValueError):
-        return 0
-
-
 IDLE_TIMEOUT = 60.0  # seconds without a byte from the server: the connection has failed
 REPLY_TIMEOUT = 600.0  # seconds for one whole reply, its retries included
+
+
+RETRY_STATUS = {408, 409, 425, 429}  # and every 5xx
+
+
+def transient(error: Exception) -> bool:
+    """Worth another try? Errors are matched by class name and module, because `openai` is not
+    imported until the first call (its classes can't be named here): connection errors and
+    timeouts; an error sent inside the stream (a bare APIError, as OpenRouter does mid-stream);
+    the transport's own errors when a stream breaks (httpx); a stream that ended too soon, or
+    sent a chunk that is not JSON. Not a 429 that says the quota is spent: it stays spent."""
+    if quota_exhausted(error):
+        return False
+    code = status(error)
+    if code is not None:
+        return code in RETRY_STATUS or code >= 500
+    kind = type(error)
+    broken = (StreamDropped, json.JSONDecodeError)  # a chunk that is not JSON broke it too
+    return isinstance(error, broken) or kind.__module__.startswith("httpx") \
+        or kind.__name__ in ("APIConnectionError", "APITimeoutError", "APIError")
+
+
+def retry_after(error: Exception) -> float | None:
+    """The wait the provider asked for: its Retry-After header, else "try again in 7s" in its
+    message; None if it named none."""
+    response = getattr(error, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    if not value:
+        said = TRY_AGAIN.search(detail(error)) if status(error) else None
+        return float(said[1]) / (1000 if said[2].lower() == "ms" else 1) if said else None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)  # the HTTP-date form
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 class LLM:
@@ -160,8 +183,6 @@ class LLM:
         shown.add(text, TextDelta, said + (OUTPUT_LIMIT_REACHED if cut else ""))
         return Reply("".join(text), calls.result(), "".join(reasoning), usage, self.keep_reasoning)
 
-    # --- defences: retries, refused parameters, errors a user can act on -----------------------
-
     def adapt(self, error: Exception) -> bool:
         """Drop or rename a parameter this provider rejected. True if there was one."""
         if status(error) != 400 or CONTEXT_OVERFLOW.search(detail(error)):
@@ -178,7 +199,6 @@ class LLM:
             return True
         return False
 
-
     def retry_delay(self, error: Exception, attempt: int) -> float | None:
         """Seconds to wait before the next attempt, or None: the error lasts, or tries are spent."""
         if attempt >= self.max_attempts or not transient(error):
@@ -190,6 +210,7 @@ class LLM:
         backoff = min(60.0, 2.0 ** (attempt - 1) * (OVERLOADED_BACKOFF if overloaded(error) else 1))
         return backoff * (0.5 + self.random.random() / 2)  # jitter: who failed together spreads out
 
+    # --- defences: errors a user can act on ----------------------------------------------------
 
     def explain(self, error: Exception, attempts: int) -> Exception:
         """The error to raise, worded for the user: what went wrong, and what to do about it."""
@@ -222,7 +243,6 @@ class LLM:
         return ModelError(f"gave up on {where} after {tries}: {describe(error)}")
 
 
-RETRY_STATUS = {408, 409, 425, 429}  # and every 5xx
 OVERLOADED_BACKOFF = 4  # times the usual wait, for a provider that says it is overloaded
 # Said, to the user as it streams and to the model in its own message, when a reply stops at
 # the output limit (finish_reason "length"): a tool call's arguments are then cut off too.
@@ -272,23 +292,6 @@ class Shown:
         self.now = {}
 
 
-def transient(error: Exception) -> bool:
-    """Worth another try? Errors are matched by class name and module, because `openai` is not
-    imported until the first call (its classes can't be named here): connection errors and
-    timeouts; an error sent inside the stream (a bare APIError, as OpenRouter does mid-stream);
-    the transport's own errors when a stream breaks (httpx); a stream that ended too soon, or
-    sent a chunk that is not JSON. Not a 429 that says the quota is spent: it stays spent."""
-    if quota_exhausted(error):
-        return False
-    code = status(error)
-    if code is not None:
-        return code in RETRY_STATUS or code >= 500
-    kind = type(error)
-    broken = (StreamDropped, json.JSONDecodeError)  # a chunk that is not JSON broke it too
-    return isinstance(error, broken) or kind.__module__.startswith("httpx") \
-        or kind.__name__ in ("APIConnectionError", "APITimeoutError", "APIError")
-
-
 def quota_exhausted(error: Exception) -> bool:
     """A 429 for an account out of quota or credit (OpenAI's insufficient_quota), not a rate.
     One that names a time to retry is a rate after all: Gemini's per-minute limit says "You
@@ -310,25 +313,6 @@ def overloaded(error: Exception) -> bool:
     return status(error) == 529 or "overloaded" in detail(error).lower()
 
 
-def retry_after(error: Exception) -> float | None:
-    """The wait the provider asked for: its Retry-After header, else "try again in 7s" in its
-    message; None if it named none."""
-    response = getattr(error, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    if not value:
-        said = TRY_AGAIN.search(detail(error)) if status(error) else None
-        return float(said[1]) / (1000 if said[2].lower() == "ms" else 1) if said else None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)  # the HTTP-date form
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
 def status(error: Exception) -> int | None:
     return getattr(error, "status_code", None)
 
@@ -345,3 +329,19 @@ def describe(error: Exception) -> str:
     if status(error):
         return f"{status(error)} {detail(error)}"
     return f"{type(error).__name__}: {error}"
+
+
+def reasoning_of(delta) -> str:
+    """Reasoning, from `reasoning_content` (DeepSeek, Kimi) or `reasoning` (OpenRouter...)."""
+    if delta is None:
+        return ""
+    return getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None) or ""
+
+
+def tokens(value) -> int:
+    """A token count as a server reported it: a string of digits counts, a negative or a
+    nonsense value is 0 (a wrong count must not break the cost line)."""
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0

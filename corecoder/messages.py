@@ -82,7 +82,6 @@ class ContextTooLong(ModelError):
 # Placeholders a history may hold, where something is missing:
 NAMELESS = "no_name_given"  # the name of a call that came without a tool name
 INTERRUPTED = "[interrupted: the user stopped this call before it finished]"  # a result, on Ctrl+C
-CUT_SHORT = "[interrupted: the session ended before this call finished]"  # a result, after a crash
 
 # How a note of the agent's state begins (`Agent.tell_state`): a user message the user never wrote.
 STATE_NOTE = "[a note from the agent, not the user: this part of its state has changed]"
@@ -172,3 +171,8 @@ def _call_ids(message: dict, seen_ids: set[str], where: str) -> list[str]:
         seen_ids.add(call_id)
         ids.append(call_id)
     return ids
+
+
+# --- defences: what a resumed session puts where a crash cut a call short (chapter 9)
+
+CUT_SHORT = "[interrupted: the session ended before this call finished]"  # a result, after a crash

@@ -39,6 +39,7 @@ try:
 except ImportError:  # Windows
     fcntl = None
 
+
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens")
 
@@ -275,9 +276,6 @@ def new_id() -> str:
     return f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
 
-# --- defences: a crash mid-line, a damaged file, an id that would lead outside ---------------
-
-
 def session_path(home: Path | str, session_id: str) -> Path:
     """The file for a user-given id, or SessionError. Nothing outside the sessions dir, ever.
 
@@ -296,27 +294,6 @@ def session_path(home: Path | str, session_id: str) -> Path:
     if path.parent != folder:
         raise SessionError(f"session {clean!r} points outside {folder}; refusing to use it")
     return path
-
-
-def _append_fd(path: Path, new: bool) -> int:
-    # O_NOFOLLOW: a symlink planted after the check above is refused, not followed.
-    # O_EXCL for a new session: two starts that picked one name never share a file.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | (os.O_EXCL if new else 0)
-    return os.open(path, flags, 0o600)
-
-
-def _read(path: Path) -> bytes:
-    try:  # O_NONBLOCK: a FIFO planted in the sessions dir must not hang /sessions or --resume
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise SessionError(f"cannot read session {path.stem!r}: not a regular file")
-            return f.read()
-    except FileNotFoundError:
-        raise SessionError(f"no session {path.stem!r} in {path.parent}; /sessions lists "
-                           "them") from None
-    except OSError as e:  # a directory, a link planted since the check, no permission
-        raise SessionError(f"cannot read session {path.stem!r}: {e.strerror or e}") from None
 
 
 def _records(data: bytes, damaged: list[str]) -> list[tuple[int, dict]]:
@@ -373,6 +350,30 @@ def repair(messages: list[dict], damaged: list[str] | None = None) -> list[dict]
                        f"history ({e})")
         return kept
     return fixed
+
+
+# --- defences: a crash mid-line, a damaged file, an id that would lead outside ---------------
+
+
+def _append_fd(path: Path, new: bool) -> int:
+    # O_NOFOLLOW: a symlink planted after the check above is refused, not followed.
+    # O_EXCL for a new session: two starts that picked one name never share a file.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | (os.O_EXCL if new else 0)
+    return os.open(path, flags, 0o600)
+
+
+def _read(path: Path) -> bytes:
+    try:  # O_NONBLOCK: a FIFO planted in the sessions dir must not hang /sessions or --resume
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise SessionError(f"cannot read session {path.stem!r}: not a regular file")
+            return f.read()
+    except FileNotFoundError:
+        raise SessionError(f"no session {path.stem!r} in {path.parent}; /sessions lists "
+                           "them") from None
+    except OSError as e:  # a directory, a link planted since the check, no permission
+        raise SessionError(f"cannot read session {path.stem!r}: {e.strerror or e}") from None
 
 
 def _legal_head(messages: list[dict]) -> list[dict]:

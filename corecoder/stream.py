@@ -140,6 +140,9 @@ class ThinkSplitter:
         return (rest, "") if self.inside else ("", rest)
 
 
+# --- defences: a tag cut at a chunk's end
+
+
 def _partial_tag_length(data: str, tag: str) -> int:
     """How many characters at the end of `data` could begin `tag`."""
     for n in range(min(len(tag) - 1, len(data)), 0, -1):

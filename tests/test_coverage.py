@@ -41,7 +41,7 @@ def entries(way: str) -> list[tuple[str, tuple[str, str]]]:
 
 
 def test_there_is_a_table_for_every_chapter_of_the_map():
-    assert sorted(TABLES) == [f"{n:02d}" for n in range(10)]
+    assert sorted(TABLES) == [f"{n:02d}" for n in range(11)]
     assert set(WRITTEN) <= set(TABLES)
 
 
@@ -71,6 +71,20 @@ def test_a_chapter_exports_no_more_net_lines_than_its_budget(chapter):
         f"chapter {chapter} exports {exported_lines(table, DEFINITIONS)} net lines, over its budget of "
         f"{table.budget}: show() the rest")
     assert table.budget <= 400, "about 250 to 400 net lines a chapter: the rest is shown"
+
+
+# What a learner reads, the promise "the core in an afternoon": the export cells of chapters 1-6,
+# and the second sitting, chapters 7-9. The chapters' budgets add up to no more than these.
+READ = {"chapters 1-6": (range(1, 7), 1_450), "chapters 7-9": (range(7, 10), 650)}
+
+
+@pytest.mark.parametrize("part", READ)
+def test_what_a_learner_reads_stays_within_the_afternoon(part):
+    chapters, promise = READ[part]
+    budgets = sum(TABLES[f"{n:02d}"].budget for n in chapters)
+    exported = sum(exported_lines(TABLES[f"{n:02d}"], DEFINITIONS) for n in chapters)
+    assert exported <= budgets <= promise, (
+        f"{part}: {exported} net lines exported, budgets adding up to {budgets}, promised {promise}")
 
 
 def exported_in(notebook: Path) -> set[tuple[str, str]]:
@@ -158,3 +172,55 @@ def test_a_table_that_cannot_be_read_says_why(tmp_path):
         path.write_text(text)
         with pytest.raises(CoverageError, match=says):
             read_table(path)
+
+
+# --- the files draw the same line as the tables ---------------------------------------------------
+
+MARK = "# --- defences"
+
+
+def placed(module: str) -> tuple[dict[str, int], int | None, set[str]]:
+    """Where each definition of an engine module starts (methods as `Class.method`), the line of
+    its defences mark (None: it has none), and the names that what stands above the mark needs
+    the moment it is defined (a class body's constants, a default argument): those must come
+    first, whatever the tables say, or the module would not import."""
+    source = (ROOT / "corecoder" / module).read_text(encoding="utf-8")
+    mark = next((n for n, line in enumerate(source.splitlines(), 1)
+                 if line.strip().startswith(MARK)), None)
+    starts, needed = {}, set()
+    for node in ast.parse(source).body:
+        name = definition_name(node)
+        if name is None:
+            continue
+        starts[name] = node.lineno
+        methods = [m for m in getattr(node, "body", []) if isinstance(m, ast.FunctionDef)]
+        starts |= {f"{name}.{m.name}": m.lineno for m in methods}
+        if mark is None or node.lineno < mark:
+            now = [node] if not isinstance(node, ast.FunctionDef) else []
+            now += [part for f in [node, *methods] if isinstance(f, ast.FunctionDef)
+                    for part in [*f.args.defaults, *f.args.kw_defaults, *f.decorator_list] if part]
+            for part in now:
+                for sub in ast.walk(part):
+                    if isinstance(sub, ast.Name) and not any(
+                            sub in set(ast.walk(m)) for m in methods if part is node):
+                        needed.add(sub.id)
+    return starts, mark, needed
+
+
+def engine_modules() -> list[str]:
+    from benchmarks.lines import ENGINE, layer
+    return sorted({module for module, _ in DEFINITIONS if layer(module) in ENGINE})
+
+
+@pytest.mark.parametrize("module", engine_modules())
+def test_the_defences_mark_draws_the_line_the_tables_draw(module):
+    """What a chapter exports sits above its module's `# --- defences` mark, what the course
+    skips sits below it: so "the afternoon" is the same subset in the notebooks and in the
+    files, and the budget's hardening rows measure the lines no chapter teaches."""
+    starts, mark, needed = placed(module)
+    below = {name for name, line in starts.items() if mark is not None and line > mark}
+    exported = {name for _, (m, name) in entries("export") if m == module}
+    skipped = {name for _, (m, name) in entries("skip") if m == module}
+    assert sorted(exported & below) == [], f"corecoder/{module}: exported, yet below the mark"
+    above = skipped - below - needed - {"__all__"}  # a package's public names: not code
+    assert sorted(above) == [], f"corecoder/{module}: skipped, yet above the mark (or no mark)"

@@ -312,3 +312,25 @@ def test_a_call_that_starts_after_its_turn_ended_is_not_shown_and_no_spinner_cov
     render(ToolCallFinished(ToolCall("c1", "bash", "{}"), "ok", "ok"))
     render(ToolCallFinished(ToolCall("c2", "read_file", "{}"), "ok", "ok"))
     assert render.status is None and render.calls == {}
+
+
+# The library, as upstream's README shows it
+
+
+def test_upstreams_library_snippet_is_told_where_the_finished_agent_went():
+    """Upstream's README: `Agent(llm=llm).chat(...)`, its Agent being the finished one. Ours is
+    chapter 1's loop: without tools it says so, and names build_agent, instead of a bare
+    "missing 1 required positional argument"."""
+    from corecoder import Agent, ScriptedLLM
+
+    with pytest.raises(TypeError, match=r"build_agent\(llm\)") as told:
+        Agent(llm=ScriptedLLM(["never asked"]))
+    assert "Agent(llm, [])" in str(told.value)
+    assert Agent(llm=ScriptedLLM(["hello"]), tools=[]).chat("hi") == "hello"
+
+
+def test_config_is_at_the_top_level_as_upstream_exports_it(tmp_path):
+    from corecoder import Config, load_config
+
+    config = load_config(tmp_path, {"CORECODER_HOME": str(tmp_path / "home")}, model="deepseek-chat")
+    assert isinstance(config, Config) and config.model == "deepseek-chat"

@@ -228,6 +228,41 @@ class MCPClient:
                     os.killpg(process.pid, sig)  # the whole group: npx & co leave no orphan
         process.wait()
 
+    def _receive(self, process: subprocess.Popen, line: str) -> None:
+        try:
+            message = json.loads(line) if line else None
+        except ValueError:
+            message = None
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            if line:
+                self.warnings.append(f"skipped a line on stdout that is not JSON-RPC: "
+                                     f"{line[:120]!r}")
+        elif "method" in message and "id" in message:  # the server asks: ping and roots we answer
+            method = message["method"]
+            if method == "ping":
+                reply = {"result": {}}
+            elif method == "roots/list":
+                reply = {"result": {"roots": [{"uri": self.root.as_uri(), "name": self.root.name}]}}
+            else:
+                reply = {"error": {"code": -32601, "message": f"method not found: {method}"}}
+            with contextlib.suppress(MCPError):  # the end of stdout follows, and says what happened
+                self._send(process, {"jsonrpc": "2.0", "id": message["id"], **reply})
+        elif "method" in message:
+            if message["method"] == "notifications/tools/list_changed":
+                self.warnings.append(f"the server's tools changed: `/mcp reconnect {self.name}` "
+                                     "gives the agent the new ones")
+        elif isinstance(message.get("id"), (int, str)):
+            with self.lock:
+                waiter = self.pending.pop(message["id"], None)
+            if waiter is None:
+                self.warnings.append(f"an answer to no pending request (id {message['id']!r}), "
+                                     "probably too late")
+            else:
+                waiter.put(message)
+        else:
+            self.warnings.append(f"skipped a message that is neither request nor answer: "
+                                 f"{line[:120]!r}")
+
     # --- defences: a server that crashes, hangs, chatters, asks back or stops reading ---------
 
     def _not_running(self, process: subprocess.Popen | None) -> str:
@@ -280,41 +315,6 @@ class MCPClient:
             why = f"the server exited with code {code}"
         last = next((line for line in reversed(self.stderr) if line.strip()), "")
         self._gone(process, f"{why} (last on stderr: {last[:200]!r})" if last else why)
-
-    def _receive(self, process: subprocess.Popen, line: str) -> None:
-        try:
-            message = json.loads(line) if line else None
-        except ValueError:
-            message = None
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            if line:
-                self.warnings.append(f"skipped a line on stdout that is not JSON-RPC: "
-                                     f"{line[:120]!r}")
-        elif "method" in message and "id" in message:  # the server asks: ping and roots we answer
-            method = message["method"]
-            if method == "ping":
-                reply = {"result": {}}
-            elif method == "roots/list":
-                reply = {"result": {"roots": [{"uri": self.root.as_uri(), "name": self.root.name}]}}
-            else:
-                reply = {"error": {"code": -32601, "message": f"method not found: {method}"}}
-            with contextlib.suppress(MCPError):  # the end of stdout follows, and says what happened
-                self._send(process, {"jsonrpc": "2.0", "id": message["id"], **reply})
-        elif "method" in message:
-            if message["method"] == "notifications/tools/list_changed":
-                self.warnings.append(f"the server's tools changed: `/mcp reconnect {self.name}` "
-                                     "gives the agent the new ones")
-        elif isinstance(message.get("id"), (int, str)):
-            with self.lock:
-                waiter = self.pending.pop(message["id"], None)
-            if waiter is None:
-                self.warnings.append(f"an answer to no pending request (id {message['id']!r}), "
-                                     "probably too late")
-            else:
-                waiter.put(message)
-        else:
-            self.warnings.append(f"skipped a message that is neither request nor answer: "
-                                 f"{line[:120]!r}")
 
     def _drain(self, process: subprocess.Popen) -> None:
         with process.stderr:

@@ -172,9 +172,6 @@ def execute(command: str, ws: Workspace, env: dict[str, str], timeout: int,
     return out.text(), err.text(), code, ending
 
 
-# --- defences: a command that never ends, prints without end, or wipes the machine ------------
-
-
 def pump(pipes: selectors.BaseSelector, proc: subprocess.Popen, deadline: float,
          cancelled: threading.Event | None = None) -> str:
     """Read whatever arrives until both pipes close, the deadline passes, or the shell has
@@ -215,6 +212,22 @@ def kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)  # the group id is the shell's pid (start_new_session)
     except ProcessLookupError:
         pass  # everyone in it has already gone
+
+
+def blocked_reason(command: str) -> str | None:
+    """Why `command` is refused, or None if no blocklist pattern matches it."""
+    deadline = time.monotonic() + GUARD_SECONDS
+    for pattern, reason in BLOCKED_COMMANDS:
+        try:
+            if pattern.search(command, timeout=max(0.01, deadline - time.monotonic())):
+                return reason
+        except TimeoutError:  # refused, not let through: the guard could not say it is safe
+            return (f"the guard could not check this command within {GUARD_SECONDS:g} s (it is "
+                    "very long and repetitive); split it into smaller commands")
+    return None
+
+
+# --- defences: a command that never ends, prints without end, or wipes the machine ------------
 
 
 class HeadAndTail:
@@ -289,16 +302,3 @@ BLOCKED_COMMANDS: tuple[tuple[regex.Pattern, str], ...] = tuple(
 
 
 GUARD_SECONDS = 2.0  # for all the patterns together; a command that needs more is refused
-
-
-def blocked_reason(command: str) -> str | None:
-    """Why `command` is refused, or None if no blocklist pattern matches it."""
-    deadline = time.monotonic() + GUARD_SECONDS
-    for pattern, reason in BLOCKED_COMMANDS:
-        try:
-            if pattern.search(command, timeout=max(0.01, deadline - time.monotonic())):
-                return reason
-        except TimeoutError:  # refused, not let through: the guard could not say it is safe
-            return (f"the guard could not check this command within {GUARD_SECONDS:g} s (it is "
-                    "very long and repetitive); split it into smaller commands")
-    return None

@@ -23,11 +23,6 @@ from ..files import atomic_write, looks_binary, read_regular
 from ..tool import Tool, ToolError
 from ..workspace import Workspace
 
-BOM = "\ufeff"
-MORE_CONTEXT = "Include more surrounding lines so old_string matches exactly one place"
-
-Place = tuple[int, int, str]  # start, end, the text to put there
-
 
 class EditFile(Tool):
     name = "edit_file"
@@ -100,57 +95,6 @@ def exact(text: str, old: str, new: str, overlapping: bool = True) -> list[Place
     return whole_line_breaks(text, places)
 
 
-def apply(text: str, places: list[Place]) -> str:
-    """`text` with each place replaced; line breaks in the new text take the file's main style."""
-    crlf = text.count("\r\n")
-    ending = None if "\n" not in text else "\r\n" if crlf > text.count("\n") - crlf else "\n"
-    out, last = [], 0
-    for start, end, new in places:
-        out += [text[last:start], new if ending is None else re.sub(r"\r?\n", ending, new)]
-        last = end
-    return "".join(out) + text[last:]
-
-
-def lines_of(text: str, places: list[Place]) -> str:
-    """The line numbers where the places start: `3, 9`."""
-    lines = list(dict.fromkeys(str(text.count("\n", 0, start) + 1) for start, _, _ in places))
-    return ", ".join(lines[:10]) + (", ..." if len(lines) > 10 else "")
-
-
-# --- defences: what real files and retyped text need ------------------------------------------
-
-
-def read_text(path: Path, shown: str) -> tuple[str, str]:
-    """The file's text without its BOM, and the BOM ("" if none): a BOM is kept, never matched."""
-    if not path.exists():
-        raise ToolError(f"{shown} does not exist. To create a new file, use write_file.")
-    if path.is_dir():
-        raise ToolError(f"{shown} is a directory; edit_file edits one file (glob lists a "
-                        "directory).")
-    try:
-        data = read_regular(path)
-    except OSError as e:
-        raise ToolError(f"cannot edit {shown}: {e.strerror or e}") from e
-    if looks_binary(data):
-        raise ToolError(f"{shown} looks like a binary file; edit_file only edits text files.")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        bad = f"byte {e.object[e.start]:#04x} at offset {e.start}"
-        raise ToolError(f"{shown} is not UTF-8 ({bad}); edit_file leaves such files "
-                        "untouched.") from None
-    return (text[1:], BOM) if text.startswith(BOM) else (text, "")
-
-
-def whole_line_breaks(text: str, places: list[Place]) -> list[Place]:
-    """Drop places that cut a CRLF in half: replacing there would leave a stray CR or LF."""
-
-    def cuts(i: int) -> bool:
-        return i > 0 and text[i - 1 : i + 1] == "\r\n"
-
-    return [(start, end, new) for start, end, new in places if not cuts(start) and not cuts(end)]
-
-
 def tolerant(text: str, old: str, new: str, replace_all: bool,
              shown: str) -> tuple[list[Place], str]:
     """The one place a tolerant matcher finds, and what it forgave; ToolError if none finds one."""
@@ -195,6 +139,62 @@ TOLERANT = (  # (what was forgiven, how to find places), from the narrowest to t
     ("ignoring trailing whitespace", ignoring_trailing_whitespace),
     ("shifting the indentation to the file's", shifted_indentation),
 )
+
+
+# --- defences: what real files and retyped text need ------------------------------------------
+
+BOM = "\ufeff"
+MORE_CONTEXT = "Include more surrounding lines so old_string matches exactly one place"
+
+Place = tuple[int, int, str]  # start, end, the text to put there
+
+
+def apply(text: str, places: list[Place]) -> str:
+    """`text` with each place replaced; line breaks in the new text take the file's main style."""
+    crlf = text.count("\r\n")
+    ending = None if "\n" not in text else "\r\n" if crlf > text.count("\n") - crlf else "\n"
+    out, last = [], 0
+    for start, end, new in places:
+        out += [text[last:start], new if ending is None else re.sub(r"\r?\n", ending, new)]
+        last = end
+    return "".join(out) + text[last:]
+
+
+def lines_of(text: str, places: list[Place]) -> str:
+    """The line numbers where the places start: `3, 9`."""
+    lines = list(dict.fromkeys(str(text.count("\n", 0, start) + 1) for start, _, _ in places))
+    return ", ".join(lines[:10]) + (", ..." if len(lines) > 10 else "")
+
+
+def read_text(path: Path, shown: str) -> tuple[str, str]:
+    """The file's text without its BOM, and the BOM ("" if none): a BOM is kept, never matched."""
+    if not path.exists():
+        raise ToolError(f"{shown} does not exist. To create a new file, use write_file.")
+    if path.is_dir():
+        raise ToolError(f"{shown} is a directory; edit_file edits one file (glob lists a "
+                        "directory).")
+    try:
+        data = read_regular(path)
+    except OSError as e:
+        raise ToolError(f"cannot edit {shown}: {e.strerror or e}") from e
+    if looks_binary(data):
+        raise ToolError(f"{shown} looks like a binary file; edit_file only edits text files.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        bad = f"byte {e.object[e.start]:#04x} at offset {e.start}"
+        raise ToolError(f"{shown} is not UTF-8 ({bad}); edit_file leaves such files "
+                        "untouched.") from None
+    return (text[1:], BOM) if text.startswith(BOM) else (text, "")
+
+
+def whole_line_breaks(text: str, places: list[Place]) -> list[Place]:
+    """Drop places that cut a CRLF in half: replacing there would leave a stray CR or LF."""
+
+    def cuts(i: int) -> bool:
+        return i > 0 and text[i - 1 : i + 1] == "\r\n"
+
+    return [(start, end, new) for start, end, new in places if not cuts(start) and not cuts(end)]
 
 
 def line_spans(text: str) -> list[tuple[int, int, int]]:

@@ -84,11 +84,11 @@ def split_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
+# --- defences: what is not there, or not a file ---------------------------------------------
+
+
 def count(n: int) -> str:
     return f"{n} line" if n == 1 else f"{n} lines"
-
-
-# --- defences: what is not there, or not a file ---------------------------------------------
 
 
 def read_bytes(ws: Workspace, target: Path) -> bytes:

@@ -28,16 +28,9 @@ from ..tool import Tool, ToolError
 from ..workspace import Workspace
 from .read import split_lines
 
-SKIP_DIRS = frozenset({
-    ".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache",
-    "build", "dist",
-})
 MAX_GLOB_RESULTS = 200
 MAX_GREP_FILES = 5000
 MAX_GREP_MATCHES = 200
-MAX_GREP_SECONDS = 30
-MAX_GREP_LINE_CHARS = 400
-MAX_MATCH_SECONDS = 1.0  # on one line: a sane pattern takes microseconds
 
 
 def walk_files(root: Path):
@@ -58,48 +51,6 @@ def walk_files(root: Path):
             elif entry.name not in SKIP_DIRS and not entry.is_symlink():
                 dirs.append(Path(folder, entry.name))
         folders.extend(reversed(dirs))  # the first folder is walked next
-
-
-def path_matches(parts: list[str], pattern_parts: list[str]) -> bool:
-    """Does a relative path (split on /) match a pattern (split on /)?
-
-    Each pattern part matches one path part (`*`, `?`, `[ab]` never cross a /),
-    except `**`, which matches any number of whole parts, none included. Read part by part,
-    keeping every place in the pattern the path so far could have reached: the work is the
-    path's length times the pattern's, however many `**` it has.
-    """
-    places = _past_stars({0}, pattern_parts)
-    for part in parts:
-        after = set()
-        for i in places:
-            if i == len(pattern_parts):
-                continue  # the pattern is used up, the path is not
-            if pattern_parts[i] == "**":
-                after.add(i)  # it takes this part too, and may take more
-            elif fnmatchcase(part, pattern_parts[i]):
-                after.add(i + 1)
-        places = _past_stars(after, pattern_parts)
-    return len(pattern_parts) in places
-
-
-def _past_stars(places: set[int], pattern_parts: list[str]) -> set[int]:
-    """With each place at a `**`, the places after it too: `**` may match no part at all."""
-    todo = list(places)
-    while todo:
-        i = todo.pop()
-        if i < len(pattern_parts) and pattern_parts[i] == "**" and i + 1 not in places:
-            places.add(i + 1)
-            todo.append(i + 1)
-    return places
-
-
-def expand_braces(pattern: str) -> list[str]:
-    """`*.{py,js}` -> [`*.py`, `*.js`]; several groups multiply out."""
-    group = re.search(r"\{([^{}]*,[^{}]*)\}", pattern)
-    if not group:
-        return [pattern]
-    head, tail = pattern[: group.start()], pattern[group.end():]
-    return [full for alt in group.group(1).split(",") for full in expand_braces(head + alt + tail)]
 
 
 class Glob(Tool):
@@ -233,6 +184,63 @@ class Grep(Tool):
         return "\n".join(matches + ([f"({stopped})"] if stopped else []))
 
 
+# --- defences: what makes a search useless or endless ------------------------------------------
+
+SKIP_DIRS = frozenset({
+    ".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache",
+    "build", "dist",
+})
+
+
+MAX_GREP_SECONDS = 30
+
+MAX_GREP_LINE_CHARS = 400
+
+MAX_MATCH_SECONDS = 1.0  # on one line: a sane pattern takes microseconds
+
+
+def path_matches(parts: list[str], pattern_parts: list[str]) -> bool:
+    """Does a relative path (split on /) match a pattern (split on /)?
+
+    Each pattern part matches one path part (`*`, `?`, `[ab]` never cross a /),
+    except `**`, which matches any number of whole parts, none included. Read part by part,
+    keeping every place in the pattern the path so far could have reached: the work is the
+    path's length times the pattern's, however many `**` it has.
+    """
+    places = _past_stars({0}, pattern_parts)
+    for part in parts:
+        after = set()
+        for i in places:
+            if i == len(pattern_parts):
+                continue  # the pattern is used up, the path is not
+            if pattern_parts[i] == "**":
+                after.add(i)  # it takes this part too, and may take more
+            elif fnmatchcase(part, pattern_parts[i]):
+                after.add(i + 1)
+        places = _past_stars(after, pattern_parts)
+    return len(pattern_parts) in places
+
+
+def _past_stars(places: set[int], pattern_parts: list[str]) -> set[int]:
+    """With each place at a `**`, the places after it too: `**` may match no part at all."""
+    todo = list(places)
+    while todo:
+        i = todo.pop()
+        if i < len(pattern_parts) and pattern_parts[i] == "**" and i + 1 not in places:
+            places.add(i + 1)
+            todo.append(i + 1)
+    return places
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """`*.{py,js}` -> [`*.py`, `*.js`]; several groups multiply out."""
+    group = re.search(r"\{([^{}]*,[^{}]*)\}", pattern)
+    if not group:
+        return [pattern]
+    head, tail = pattern[: group.start()], pattern[group.end():]
+    return [full for alt in group.group(1).split(",") for full in expand_braces(head + alt + tail)]
+
+
 def included(relative: Path, include: str | None) -> bool:
     """Does a file pass grep's `include`? A bare pattern matches the name; one with a / (a common
     slip: `**/*.py`) the path."""
@@ -248,8 +256,6 @@ def around(line: str, found) -> str:
     end = start + MAX_GREP_LINE_CHARS
     return f"{marker(start)}{line[start:end]}{marker(len(line) - end) if end < len(line) else ''}"
 
-
-# --- defences: what makes a search useless or endless ------------------------------------------
 
 def compile_pattern(pattern: str) -> regex.Pattern:
     if not pattern:

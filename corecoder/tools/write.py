@@ -49,6 +49,9 @@ class WriteFile(Tool):
         return f"{done} {note}" if note else done
 
 
+# --- defences: what a write reports ---------------------------------------------------------
+
+
 def count_lines(text: str) -> int:
     """Lines as an editor counts them: a last line without a newline still counts."""
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
