@@ -9,10 +9,10 @@
 Everything else plugs into seams this file already has, each a small named protocol that
 `isinstance` checks: the model (`Model`), the context policy (`ContextPolicy`), the executor
 and the gates around each call (`Executor`, `Gate`: calls.py), and subscribers to the events
-it emits (`Subscriber`); and the tools' parts of the prompt. The defaults are chapter 1's own: the whole history is sent,
-and the calls of a reply run one after another. The finished engine (compaction,
-parallel calls, sub-agents, the project's instructions) is assembled from outside, by
-`build_agent` (assemble.py): this file imports none of it.
+it emits (`Subscriber`); and the tools' parts of the prompt. The defaults are chapter 1's
+own: the whole history is sent, and the calls of a reply run one after another. The
+finished engine (compaction, parallel calls, sub-agents, the project's instructions) is
+assembled from outside, by `build_agent` (assemble.py): this file imports none of it.
 """
 
 from __future__ import annotations
