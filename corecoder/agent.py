@@ -61,17 +61,20 @@ class Model(Protocol):
 
     model: str
 
-    def chat(self, messages: list[dict], tools: list[dict] | None,
-             emit: Callable[[object], None]) -> Reply: ...
+    def chat(self, messages: list[dict], tools: list[dict] | None, emit: Callable) -> Reply: ...
 
 
 @runtime_checkable
 class ContextPolicy(Protocol):
     """What the model is sent each round: the history, or less of it (chapter 4 compacts).
-    `overflow` when the provider said the last request was too long. A policy returns the
-    list it was given when it has nothing to cut."""
+    `attach` is called once, as the agent is made: a policy takes from it what it needs (the
+    compactor: the model, a view of the tools, a way to emit). `prepare` before every model
+    call; `overflow` when the provider said the last request was too long. A policy returns
+    the list it was given when it has nothing to cut."""
 
-    def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]: ...
+    def attach(self, agent) -> None: ...
+
+    def prepare(self, messages: list[dict], overflow: bool = False) -> list[dict]: ...
 
 
 @runtime_checkable
@@ -86,7 +89,10 @@ class KeepEverything:
     """The simplest context policy, and the loop's default: send the whole history.
     (Chapter 4 writes one that compacts it.)"""
 
-    def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]:
+    def attach(self, agent) -> None:
+        pass  # it needs nothing of the agent
+
+    def prepare(self, messages: list[dict], overflow: bool = False) -> list[dict]:
         return messages
 
 
@@ -101,9 +107,8 @@ class Agent:
                  context: ContextPolicy | None = None, executor: Executor | None = None,
                  gates: Iterable[Gate] = ()):
         if tools is None:  # upstream's `Agent(llm=llm)` was the finished agent: say where it is
-            raise TypeError("Agent(llm, tools) is chapter 1's loop and runs the tools it is given "
-                            "(Agent(llm, []) for none); the finished agent, with every built-in "
-                            "tool, is build_agent(llm)")
+            raise TypeError("Agent(llm, tools) runs the tools it is given (Agent(llm, []): none); "
+                            "the finished agent, every built-in tool in, is build_agent(llm)")
         self.llm = llm
         self.tools = {t.name: t for t in tools}
         self.workspace = Workspace(cwd or Path.cwd())
@@ -117,6 +122,7 @@ class Agent:
         self.subscribers: list[Subscriber] = []
         self.failed_subscribers: list[Subscriber] = []  # each reported once
         self.first_state: str | None = None  # the state as the system prompt tells it
+        self.context.attach(self)  # once: the policy takes what it needs, not the agent each round
 
     def subscribe(self, fn: Subscriber) -> Subscriber:
         self.subscribers.append(fn)
@@ -162,7 +168,7 @@ class Agent:
         try:
             for n in range(1, self.max_rounds + 1):
                 self.emit(RoundStarted(n))
-                self.messages = self.context.prepare(self.messages, self)
+                self.messages = self.context.prepare(self.messages)
                 self.tell_state()
                 reply = self.ask()
                 if reply.usage:
@@ -190,7 +196,7 @@ class Agent:
             return self.llm.chat(self.request(), schemas, self.emit)
         except ContextTooLong:
             before = self.messages
-            self.messages = self.context.prepare(self.messages, self, overflow=True)
+            self.messages = self.context.prepare(self.messages, overflow=True)
             if self.messages is before:
                 raise  # nothing could be cut: trying again would fail the same way
             self.tell_state()

@@ -39,7 +39,9 @@ Be specific (names, paths, commands); leave out chatter."""
 
 
 class Compactor:
-    """The three-tier policy. One instance serves one agent (it listens to its usage)."""
+    """The three-tier policy. One instance serves one agent: `attach` gives it, once, the agent's
+    model (its window, and who writes the summaries), a view of its tools (their schemas ride
+    on every request) and its `emit`; and it listens to the agent's usage reports."""
 
     def __init__(self, window: int | None = None, tiers: tuple[float, ...] = (0.5, 0.7, 0.9),
                  keep_recent: int = 8, trim_over: int = 2_000, summarizer=None):
@@ -50,45 +52,51 @@ class Compactor:
         self.summarizer = summarizer  # a model for the summaries (a cheaper one); None: the agent's
         self.estimate = Estimate()
         self.counted: tuple[tuple, int] = ((), 0)  # the tools' names, and what they cost a request
-        self.agent = None
         self.last: Compacted | None = None  # what the latest tier did, as its event said it
+        self.sent: list[dict] = []  # the history as last prepared: what a usage report measures
 
-    def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]:
+    def attach(self, agent) -> None:
+        self.llm, self.emit = agent.llm, agent.emit  # its model (the window, the summaries)
+        self.tools = lambda: agent.tools  # the tools as they are then: MCP's come and go
+        agent.subscribe(self.observe)
+
+    def prepare(self, messages: list[dict], overflow: bool = False) -> list[dict]:
         """Called before every model call; `overflow` when the provider said it was too long."""
-        self._listen(agent)
-        window = self.window or window_for(agent.llm.model)
+        window = self.window or window_for(self.llm.model)
         trim, summarize, reset = (window * t for t in self.tiers)
-        size = self.estimate.of(messages, self.overhead(agent))
+        size = self.estimate.of(messages, self.overhead())
         if size >= trim or overflow:
-            messages = self._trim(agent, messages, size)
-            size = self.estimate.of(messages, self.overhead(agent))
+            messages = self._trim(messages, size)
+            size = self.estimate.of(messages, self.overhead())
         if size >= summarize or overflow:
-            messages = self._summarize(agent, messages, size, reset=size >= reset or overflow)
-            size = self.estimate.of(messages, self.overhead(agent))
+            messages = self._summarize(messages, size, reset=size >= reset or overflow)
+            size = self.estimate.of(messages, self.overhead())
         if size >= reset or overflow:  # the latest turn alone is too big: trim its outputs as well
-            messages = self._trim(agent, messages, size, keep=0)
+            messages = self._trim(messages, size, keep=0)
+        self.sent = messages
         return messages
 
-    def compact(self, agent, focus: str | None = None) -> Compacted | None:
-        """`/compact [focus]`: summarize now, whatever the size. What was done (a summary, or a
-        drop if summarizing failed), or None when nothing is older than the turns kept."""
-        self._listen(agent)
-        old = agent.messages
-        agent.messages = self._summarize(agent, old, self.estimate.of(old, self.overhead(agent)),
-                                         focus=focus)
-        return self.last if agent.messages is not old else None
+    def compact(self, messages: list[dict],
+                focus: str | None = None) -> tuple[list[dict], Compacted | None]:
+        """`/compact [focus]`: summarize now, whatever the size. The history after, and what was
+        done (a summary, or a drop if summarizing failed), or None when nothing is older than
+        the turns kept."""
+        after = self._summarize(messages, self.estimate.of(messages, self.overhead()), focus=focus)
+        self.sent = after
+        return after, (self.last if after is not messages else None)
 
-    def overhead(self, agent) -> int:
+    def overhead(self) -> int:
         """What every request carries besides the history: the system prompt (about 500 tokens)
         and the tools' schemas, counted again only when the tools change (by name)."""
-        if self.counted[0] != tuple(agent.tools):
-            schemas = [t.schema() for t in agent.tools.values()]
-            self.counted = (tuple(agent.tools), 500 + tools_tokens(schemas))
+        tools = self.tools()
+        if self.counted[0] != tuple(tools):
+            schemas = [t.schema() for t in tools.values()]
+            self.counted = (tuple(tools), 500 + tools_tokens(schemas))
         return self.counted[1]
 
     # tier 1
 
-    def _trim(self, agent, messages: list[dict], size: int, keep: int | None = None) -> list[dict]:
+    def _trim(self, messages: list[dict], size: int, keep: int | None = None) -> list[dict]:
         old = max(0, len(messages) - (self.keep_recent if keep is None else keep))
         long = [i for i in range(old)
                 if messages[i]["role"] == "tool" and len(messages[i]["content"]) > self.trim_over]
@@ -100,11 +108,11 @@ class Compactor:
             trimmed[i] = {**messages[i], "content": cut}
         anchored = [i for i in long if i < self.estimate.count]  # the anchor holds, moved by a cut
         self.estimate.shift([trimmed[i] for i in anchored], [messages[i] for i in anchored])
-        return self._replace(agent, "trim", trimmed, size, forget=False)
+        return self._replace("trim", trimmed, size, forget=False)
 
     # tiers 2 and 3
 
-    def _summarize(self, agent, messages: list[dict], size: int, reset: bool = False,
+    def _summarize(self, messages: list[dict], size: int, reset: bool = False,
                    focus: str | None = None) -> list[dict]:
         keep = 1 if reset else self.keep_recent  # reset: only the latest turn survives
         cut = turn_start(messages, len(messages) - keep)
@@ -112,7 +120,7 @@ class Compactor:
             return messages  # nothing older than what must be kept
         old, recent = messages[:cut], messages[cut:]
         try:
-            summary = self._ask_for_summary(agent, old, focus)
+            summary = self._ask_for_summary(old, focus)
             note = ("[Summary of the earlier conversation, compacted to fit the context window]\n"
                     f"{summary}")
             tier = "reset" if reset else "summarize"
@@ -120,43 +128,38 @@ class Compactor:
             note = (f"[{len(old)} earlier messages were dropped to fit the context window; "
                     f"summarizing failed: {e}]")
             tier = "drop"
-        return self._replace(agent, tier, [user(note), *recent], size)
+        return self._replace(tier, [user(note), *recent], size)
 
-    def _ask_for_summary(self, agent, old: list[dict], focus: str | None) -> str:
+    def _ask_for_summary(self, old: list[dict], focus: str | None) -> str:
         ask = transcript(old)
         if focus:
             ask += f"\n\nKeep in particular everything about: {focus}"
 
         def show_retries(event) -> None:  # the summary is not the answer: show only its retries
             if isinstance(event, Retrying):
-                agent.emit(event)
+                self.emit(event)
 
-        llm = self.summarizer or agent.llm
+        llm = self.summarizer or self.llm
         reply = llm.chat([system(SUMMARY_PROMPT), user(ask)], None, show_retries)
         if reply.usage:  # it costs money, at its model's price (the anchor goes with the summary)
-            agent.emit(UsageReported(reply.usage, llm.model))
+            self.emit(UsageReported(reply.usage, llm.model))
         if not reply.text.strip():
             raise ValueError("the model returned an empty summary")
         return reply.text.strip()
 
-    def _replace(self, agent, tier: str, after: list[dict], size: int,
-                 forget: bool = True) -> list[dict]:
+    def _replace(self, tier: str, after: list[dict], size: int, forget: bool = True) -> list[dict]:
         check_history(after)  # after every tier: a bug in a cut fails here, not as a 400 later
         if forget:  # older messages are gone: the last usage report no longer applies
             self.estimate.forget()
-        self.last = Compacted(tier, size, self.estimate.of(after, self.overhead(agent)))
-        agent.emit(self.last)
+        self.last = Compacted(tier, size, self.estimate.of(after, self.overhead()))
+        self.emit(self.last)
         return after
 
-    def _listen(self, agent) -> None:
-        if self.agent is not agent:
-            self.agent = agent
-            agent.subscribe(self._observe)
-
-    def _observe(self, event) -> None:
+    def observe(self, event) -> None:
         if isinstance(event, UsageReported):
-            # the request it measures is the history as it is now (the reply joins it after)
-            self.estimate.anchor(self.agent.messages, event.usage.prompt_tokens)
+            # the request it measures is the history as prepared, with what the loop added to
+            # that same list before sending it (a note of its state); the reply joins it after
+            self.estimate.anchor(self.sent, event.usage.prompt_tokens)
 
 
 def turn_start(messages: list[dict], index: int) -> int:

@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # reshape, and #27's move of the defences marks to where the coverage tables draw the line) is in
 # benchmarks/README.md, beside the before/after table. "chapters 1-6" and "engine" are ceilings.
 BUDGETS = {
-    "chapter 1": 307, "chapter 2": 829, "chapter 3": 333, "chapter 4": 178, "chapter 5": 71,
+    "chapter 1": 309, "chapter 2": 829, "chapter 3": 333, "chapter 4": 177, "chapter 5": 71,
     "chapter 6": 140, "chapter 7": 503, "chapter 8": 309, "chapter 9": 289,
     "hardening of chapters 1-6": 424, "hardening of chapters 7-9": 117,
-    "chapters 1-6": 2_282, "engine": 3_500,
+    "chapters 1-6": 2_283, "engine": 3_501,
 }
 MEASURED = totals(measure(ROOT / "corecoder"))
 

@@ -292,12 +292,15 @@ def test_compact_says_so_when_the_policy_keeps_everything(repl):
 
 def test_compact_hands_the_focus_to_a_policy_that_can(repl):
     class Halves:
-        def prepare(self, messages, agent):
+        def attach(self, agent):
+            pass
+
+        def prepare(self, messages, overflow=False):
             return messages
 
-        def compact(self, agent, focus):
+        def compact(self, messages, focus):
             self.focus = focus
-            agent.messages = agent.messages[-2:]
+            return messages[-2:], None
 
     shell, out = repl(ScriptedLLM(["one", "two"]), "a", "b", "/compact the parser")
     shell.agent.context = Halves()

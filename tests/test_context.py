@@ -44,11 +44,30 @@ def test_a_trim_keeps_the_anchor_moved_by_what_it_cut_so_the_next_round_stays_ch
     compactor = agent.context
     compactor.estimate.anchor(history, 9_000)  # the provider's count of the last request
     before = [dict(m) for m in history]
-    trimmed = compactor.prepare(history, agent)
+    trimmed = compactor.prepare(history)
     assert [m["content"] for m in trimmed] != [m["content"] for m in before]  # tier 1 ran
     cut = history_tokens(before) - history_tokens(trimmed)
     assert compactor.estimate.count == len(history) and compactor.estimate.tokens == 9_000 - cut
     assert compactor.estimate.of(trimmed, overhead=0) == 9_000 - cut  # no new message: nothing estimated
+
+
+def test_the_compactor_is_attached_once_and_then_given_the_history_alone():
+    """It takes what it needs of the agent as the agent is made (its model, a view of its tools,
+    emit) and listens to its usage then, once: not the whole agent every round."""
+    seen = []
+    compactor = Compactor(window=100_000)
+    agent = Agent(ScriptedLLM([{"text": "one", "usage": {"prompt_tokens": 700}}, "two"]), [Echo()],
+                  context=compactor)
+    agent.subscribe(seen.append)
+    agent.chat("hi")
+    agent.chat("again")
+    assert agent.subscribers.count(compactor.observe) == 1
+    assert compactor.llm is agent.llm and compactor.tools() is agent.tools
+    agent.update_tools(add=[TodoWrite()])  # a tool that comes later counts in the next request
+    assert compactor.overhead() > 500 and "todo_write" in compactor.counted[0]
+    assert compactor.estimate.tokens == 700  # anchored by the usage report, on the history sent
+    compactor.emit(Compacted("trim", 2, 1))
+    assert seen[-1] == Compacted("trim", 2, 1)  # its events are the agent's
 
 
 def round_trip(n, output="x" * 5_000):
@@ -135,7 +154,7 @@ def test_compact_by_hand_passes_the_focus_to_the_summarizer():
                user("next"), assistant("ok")]
     llm = summarizer()
     agent = agent_with(history, llm, keep_recent=2)
-    event = agent.context.compact(agent, focus="the parser")
+    agent.messages, event = agent.context.compact(agent.messages, focus="the parser")
     assert "Keep in particular everything about: the parser" in llm.requests[0]["messages"][1]["content"]
     assert event.tier == "summarize" and len(agent.messages) == 3
     check_history(agent.messages)
@@ -147,9 +166,10 @@ def test_compact_by_hand_says_what_it_did_a_drop_when_the_summary_fails_or_none_
 
     history = [user("go"), *round_trip(1, "short"), *round_trip(2, "short"), assistant("all good")]
     agent = agent_with(history, FunctionLLM(down), keep_recent=2)
-    assert agent.context.compact(agent).tier == "drop"
+    agent.messages, event = agent.context.compact(agent.messages)
+    assert event.tier == "drop"
     agent.messages = [user("hi")]
-    assert agent.context.compact(agent) is None and agent.messages == [user("hi")]
+    assert agent.context.compact(agent.messages) == ([user("hi")], None)
 
 
 def test_a_context_overflow_from_the_provider_compacts_and_retries_once(tmp_path):

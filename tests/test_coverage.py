@@ -9,6 +9,7 @@ its notebook, both ways.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,16 @@ def test_a_chapter_exports_no_more_net_lines_than_its_budget(chapter):
 # What a learner reads, the promise "the core in an afternoon": the export cells of chapters 1-6,
 # and the second sitting, chapters 7-9. The chapters' budgets add up to no more than these.
 READ = {"chapters 1-6": (range(1, 7), 1_450), "chapters 7-9": (range(7, 10), 650)}
+
+
+def test_the_benchmarks_readme_quotes_each_chapters_export_and_budget_as_the_tables_have_them():
+    text = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d\d) [^|]*\| ([\d,]+) \| ([\d,]+) \|$", text, re.M)
+    assert [row[0] for row in rows] == [f"{n:02d}" for n in range(1, 10)]
+    for chapter, exported, budget in rows:
+        table = TABLES[chapter]
+        assert (int(exported.replace(",", "")), int(budget.replace(",", ""))) == (
+            exported_lines(table, DEFINITIONS), table.budget), f"chapter {chapter}"
 
 
 @pytest.mark.parametrize("part", READ)

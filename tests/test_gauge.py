@@ -65,5 +65,6 @@ def test_compact_by_hand_goes_through_the_gauge_to_its_compactor():
     gauge = Gauge(Compactor(window=100_000, keep_recent=2))
     agent = Agent(echoes(), [Echo()], context=gauge)
     agent.messages = [user("go"), assistant("one"), user("again"), assistant("two")]
-    assert gauge.compact(agent).tier == "summarize"
+    agent.messages, event = gauge.compact(agent.messages)
+    assert event.tier == "summarize" and len(agent.messages) == 3
     assert gauge.rounds == []  # a /compact between rounds is no round

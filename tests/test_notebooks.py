@@ -1813,18 +1813,34 @@ def estimate(text):  # Han characters (U+4E00 to U+9FFF) one token each, everyth
     return han + (len(text) - han) / 4
 """],
     "ch04.policy": ["""
+class KeepLastTurns:  # no attach: the agent hands itself to its policy once, as it is made
+    def __init__(self, n):
+        self.n = n
+
+    def prepare(self, messages, overflow=False):
+        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
+        if len(starts) <= self.n:
+            return messages
+        return messages[starts[-self.n]:]
+""", """
 class KeepLastTurns:  # the last n messages, not turns: a tool result without its call, and a 400
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         return messages if len(messages) <= self.n else messages[-self.n:]
 """, """
 class KeepLastTurns:  # state notes counted as user turns: a cut at a note drops the user's message
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         starts = [i for i, m in enumerate(messages) if m["role"] == "user"]
         if len(starts) <= self.n:
             return messages
@@ -1834,7 +1850,10 @@ class KeepLastTurns:  # one turn too many: starts[-n - 1]
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
         if len(starts) <= self.n:
             return messages
@@ -1844,7 +1863,10 @@ class KeepLastTurns:  # one turn too few: starts[-n + 1]
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
         if len(starts) <= self.n:
             return messages
@@ -1854,7 +1876,10 @@ class KeepLastTurns:  # cuts in place with del and returns nothing: the agent go
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
         if len(starts) > self.n:
             del messages[:starts[-self.n]]
@@ -1863,7 +1888,10 @@ class KeepLastTurns:  # cuts in place with del, then returns the same list: the 
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
         if len(starts) > self.n:
             del messages[:starts[-self.n]]
@@ -1873,7 +1901,10 @@ class KeepLastTurns:  # a note of what would be dropped, appended, and nothing d
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
         if len(starts) <= self.n:
             return messages
@@ -1883,7 +1914,10 @@ class KeepLastTurns:  # a copy when there is nothing to cut: the agent takes it 
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
         return messages[starts[-self.n] if len(starts) > self.n else 0:]
 """, """
@@ -1891,7 +1925,10 @@ class KeepLastTurns:  # a copy on overflow: the agent takes any new list for a c
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         if overflow:
             return list(messages)
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
@@ -1903,7 +1940,10 @@ class KeepLastTurns:  # on overflow the user messages alone: no cut, the calls a
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         if overflow:
             return [m for m in messages if m["role"] == "user"]
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
@@ -1915,7 +1955,10 @@ class KeepLastTurns:  # on overflow the latest user message and the last message
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
         if overflow:
             return [messages[starts[-1]], messages[-1]]
@@ -1927,7 +1970,10 @@ class KeepLastTurns:  # a state note told by "todo list": a note of the working 
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and "todo list" not in m["content"]]
         if len(starts) <= self.n:
             return messages
@@ -1937,17 +1983,23 @@ class KeepLastTurns:  # a state note told by its "[": a user's message that begi
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not m["content"].startswith("[")]
         if len(starts) <= self.n:
             return messages
         return messages[starts[-self.n]:]
 """, """
-class KeepLastTurns:  # overflow without a default: the agent calls prepare(messages, agent) every round, a TypeError
+class KeepLastTurns:  # overflow without a default: the agent calls prepare(messages) every round, a TypeError
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow):
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
         if len(starts) <= self.n:
             return messages
@@ -2274,7 +2326,10 @@ class KeepLastTurns:  # walks back from the end, counting the turns it passes
     def __init__(self, n):
         self.n = n
 
-    def prepare(self, messages, agent, overflow=False):
+    def attach(self, agent):
+        pass
+
+    def prepare(self, messages, overflow=False):
         seen = 0
         for i in range(len(messages) - 1, -1, -1):
             if messages[i]["role"] == "user" and not is_state_note(messages[i]):

@@ -2,7 +2,7 @@
 plug into one of them satisfies it.
 
     Model          chat(messages, tools, emit) -> Reply, and its `model` name     (chapters 1, 3)
-    ContextPolicy  prepare(messages, agent, overflow=False) -> messages           (chapter 4)
+    ContextPolicy  attach(agent) once; prepare(messages, overflow=False) -> messages (chapter 4)
     Executor       executor(calls, agent, results): fills results as calls end    (chapters 2, 5)
     Gate           before(tool, args, workspace) / after(...): refuse, or note   (chapters 2, 7, 8)
     Subscriber     subscriber(event)                                              (chapter 1)
@@ -58,6 +58,10 @@ def test_a_class_without_the_seams_method_is_told_apart():
         def compact(self, messages):
             return messages
 
+    class NoAttach:  # a policy must say what it takes of the agent, if only nothing
+        def prepare(self, messages, overflow=False):
+            return messages
+
     class NoModelName:
         def chat(self, messages, tools, emit):
             return None
@@ -68,7 +72,7 @@ def test_a_class_without_the_seams_method_is_told_apart():
         def after(self, tool, args, result, workspace):
             return None
 
-    assert not isinstance(NoPrepare(), ContextPolicy)
+    assert not isinstance(NoPrepare(), ContextPolicy) and not isinstance(NoAttach(), ContextPolicy)
     assert not isinstance(NoModelName(), Model)
     assert not isinstance(NoBefore(), Gate)
     assert not isinstance("not callable", Executor) and not isinstance(42, Subscriber)

@@ -128,7 +128,7 @@ def test_compaction_is_logged_as_a_history_record_and_replay_starts_from_it(tmp_
                  context=Compactor(keep_recent=2))
     log = SessionLog(tmp_path).attach(agent)
     agent.chat("one")
-    agent.context.compact(agent)  # /compact: agent.messages is replaced by a shorter list
+    agent.messages, _ = agent.context.compact(agent.messages)  # /compact: a shorter list
     agent.chat("two")
     kinds = [r["type"] for r in records(log.path)]
     assert kinds.count("history") == 1 and kinds[-2:] == ["history", "message"]
@@ -371,7 +371,10 @@ WRITER = textwrap.dedent("""
             return str(n) * random.randint(1, 300_000)  # long lines: a kill can land in the middle of one
 
     class Squash:  # every few rounds the history is replaced, as compaction does
-        def prepare(self, messages, agent, overflow=False):
+        def attach(self, agent):
+            pass
+
+        def prepare(self, messages, overflow=False):
             if len(messages) > 12 and messages[-1]["role"] != "tool":
                 return [user("[summary]"), *messages[-1:]]
             return messages

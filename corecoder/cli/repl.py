@@ -216,7 +216,11 @@ class Repl:
                      "there is nothing to compact", "dim")
             return
         before = list(self.agent.messages)
-        self.attempt(compact, self.agent, focus or None)
+
+        def compacted() -> None:  # the history is replaced once the policy has done it all
+            self.agent.messages, _ = compact(self.agent.messages, focus or None)
+
+        self.attempt(compacted)
         after = self.agent.messages  # unchanged: nothing old enough, a failure, Ctrl+C
         new, old = (len(json.dumps(m, ensure_ascii=False)) for m in (after, before))
         if after != before and new >= old:  # a summary no shorter than what it replaced

@@ -47,31 +47,32 @@ class Gauge:
     def __init__(self, compactor):
         self.compactor = compactor
         self.rounds: list[GaugeRound] = []
-        self.agent = None
         self.preparing = False  # a /compact between rounds is not a round's
 
-    def prepare(self, messages: list[dict], agent, overflow: bool = False) -> list[dict]:
-        if self.agent is not agent:
-            self.agent = agent
-            agent.subscribe(self._observe)
+    def attach(self, agent) -> None:
+        self.compactor.attach(agent)
+        agent.subscribe(self._observe)
+
+    def prepare(self, messages: list[dict], overflow: bool = False) -> list[dict]:
         c = self.compactor
-        window = c.window or window_for(agent.llm.model)
+        window = c.window or window_for(c.llm.model)
         if overflow and self.rounds:  # the same round, asked again
             self.rounds[-1].overflow = True
         else:
-            size = c.estimate.of(messages, c.overhead(agent))
+            size = c.estimate.of(messages, c.overhead())
             self.rounds.append(GaugeRound(len(self.rounds) + 1, size, window))
         self.preparing = True
         try:
-            prepared = c.prepare(messages, agent, overflow)
+            prepared = c.prepare(messages, overflow)
         finally:
             self.preparing = False
         self.rounds[-1].sent = list(prepared)
         return prepared
 
-    def compact(self, agent, focus: str | None = None) -> Compacted:
+    def compact(self, messages: list[dict],
+                focus: str | None = None) -> tuple[list[dict], Compacted | None]:
         """`/compact [focus]` reaches the compactor through the gauge."""
-        return self.compactor.compact(agent, focus)
+        return self.compactor.compact(messages, focus)
 
     def _observe(self, event) -> None:
         if isinstance(event, Compacted) and self.preparing:

@@ -7,7 +7,7 @@ budget = 175  # net lines its export cells may hold
 
 export = {
     "context.py": (
-        "TRIMMED SUMMARY_PROMPT Compactor Compactor.__init__ Compactor.prepare "
+        "TRIMMED SUMMARY_PROMPT Compactor Compactor.__init__ Compactor.attach Compactor.prepare "
         "Compactor.compact Compactor._trim Compactor._summarize "
         "Compactor._ask_for_summary Compactor._replace turn_start transcript"),
     "tokens.py": (
@@ -16,6 +16,6 @@ export = {
     "events.py": "Compacted",
 }
 show = {
-    "context.py": "Compactor.overhead Compactor._listen Compactor._observe",
+    "context.py": "Compactor.overhead Compactor.observe",
     "agent.py": "KeepEverything Agent.ask",
 }

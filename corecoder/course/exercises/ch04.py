@@ -396,7 +396,7 @@ CHINESE = (
     "都只能落在一个回合开始的地方，而且每次压缩之后都要重新检查历史是否合法。智能体的状态也不会"
     "丢：压缩拿掉的状态说明，会在下一次调用模型之前，原原本本地再告诉它一遍。")
 MIXED = (
-    "上下文策略只有一个方法：`prepare(messages, agent, overflow=False)`，它在每次调用模型之前"
+    "上下文策略的主要方法是 `prepare(messages, overflow=False)`，它在每次调用模型之前"
     "运行，返回这一轮要发送的历史。最简单的策略是 `KeepEverything`，原样返回传进来的列表。"
     "要估算一段历史有多大，可以调用 `history_tokens(agent.messages)`；它按字符的种类来数："
     "中文字符大约一个 token，代码里的符号（比如 `(`、`]`、`=`）大约半个，其余的英文字母和空格"
@@ -691,14 +691,23 @@ def _policy_why(given: list[dict], result: list[dict], n: int) -> str:
 
 
 def _signature() -> str:
-    return say("prepare is called as the agent calls it: prepare(messages, agent) before every "
-               "round, and prepare(messages, agent, overflow=True) when the provider says a "
-               "request is too long. So it takes a third argument, overflow, False when it is "
-               "not given: def prepare(self, messages, agent, overflow=False)",
-               "prepare 是按智能体的方式调用的：每一轮之前调用 prepare(messages, agent)，"
-               "服务商说请求太长时调用 prepare(messages, agent, overflow=True)。所以它还有"
-               "第三个参数 overflow，不传时为 False：def prepare(self, messages, agent, "
+    return say("prepare is called as the agent calls it: prepare(messages) before every "
+               "round, and prepare(messages, overflow=True) when the provider says a "
+               "request is too long. So it takes a second argument, overflow, False when it is "
+               "not given: def prepare(self, messages, overflow=False)",
+               "prepare 是按智能体的方式调用的：每一轮之前调用 prepare(messages)，"
+               "服务商说请求太长时调用 prepare(messages, overflow=True)。所以它还有"
+               "第二个参数 overflow，不传时为 False：def prepare(self, messages, "
                "overflow=False)")
+
+
+def _no_attach() -> str:
+    return say("a context policy has two methods: attach(agent), which the agent calls once as "
+               "it is made (KeepLastTurns needs nothing of the agent: its body is pass), and "
+               "prepare(messages, overflow=False), before every round",
+               "上下文策略有两个方法：attach(agent)，智能体创建时调用一次（KeepLastTurns 不需要"
+               "智能体的任何东西，方法体写 pass 就行）；以及 prepare(messages, overflow=False)，"
+               "每一轮之前调用")
 
 
 class _Watched:
@@ -720,10 +729,9 @@ class _Watched:
         around = len(given) - len(wanted) if wanted is not given else len(given) - 1
         if self.overflow:
             when = say(f"after the {len(CHATS)} chats, called as the agent calls it when the "
-                       "provider says a request is too long, prepare(messages, agent, "
-                       "overflow=True)",
+                       "provider says a request is too long, prepare(messages, overflow=True)",
                        f"{len(CHATS)} 次对话之后，像服务商说请求太长时智能体那样调用它："
-                       "prepare(messages, agent, overflow=True)")
+                       "prepare(messages, overflow=True)")
         else:
             when = say(f"in round {self.round} of chat {self.chat} of {len(CHATS)} (in each chat "
                        "the model reads files in parallel, sometimes writes its todo list or "
@@ -737,10 +745,21 @@ class _Watched:
                    f"prepare 拿到的是 {len(given)} 条消息、{count} 个用户回合：") \
             + "\n" + describe(given, around)
 
-    def prepare(self, messages, agent, *args, **kwargs):
+    def attach(self, agent) -> None:
+        attach = getattr(self.policy, "attach", None)
+        if attach is None:
+            raise Hint(f"KeepLastTurns({self.n})" + hint(_no_attach()))
+        told, result = outcome(attach, agent)
+        if told == "raised" and not isinstance(result, NotImplementedError):
+            raise Hint(f"KeepLastTurns({self.n}).attach(agent)\n{raised(result, self.places)}"
+                       + hint(_no_attach()))
+        if told == "raised":
+            raise result
+
+    def prepare(self, messages, *args, **kwargs):
         self.round += 1
         given = copy.deepcopy(messages)
-        told, result = outcome(lambda: self.policy.prepare(messages, agent, *args, **kwargs))
+        told, result = outcome(lambda: self.policy.prepare(messages, *args, **kwargs))
         about = self.about(given)
         if told == "raised":
             why = _policy_rule(self.n)
@@ -753,9 +772,9 @@ class _Watched:
             changed = True
         if not isinstance(result, list):
             why = say("prepare returns the history to send, a list: the agent goes on with "
-                      "agent.messages = policy.prepare(agent.messages, agent). ",
+                      "agent.messages = policy.prepare(agent.messages). ",
                       "prepare 返回这一轮要发送的历史，一个列表：智能体接下来用的是 "
-                      "agent.messages = policy.prepare(agent.messages, agent)。")
+                      "agent.messages = policy.prepare(agent.messages)。")
             if changed:
                 why += say("Your code changed the list in place (del, pop, ...) instead: return "
                            "a new list, a slice, and leave the one given as it is. ",
@@ -945,7 +964,12 @@ def _through_an_agent(KeepLastTurns, n: int, folder: Path) -> Hint | None:
         return replies[len(asked) - 1]
 
     tools = [ReadFile(), TodoWrite(), ChangeDir()]
-    agent = Agent(FunctionLLM(model), tools, cwd=folder, context=watched)
+    try:
+        agent = Agent(FunctionLLM(model), tools, cwd=folder, context=watched)
+    except Hint:
+        raise
+    except NotImplementedError:
+        raise
     for ask, *_ in CHATS:
         watched.chat, watched.round = watched.chat + 1, 0
         try:
@@ -960,7 +984,7 @@ def _through_an_agent(KeepLastTurns, n: int, folder: Path) -> Hint | None:
             raise Hint(f"{watched.about(given)}\n{ended}{error_of(e, watched.places)}"
                        + hint(_policy_rule(n))) from None
     watched.overflow = True
-    watched.prepare(agent.messages, agent, overflow=True)
+    watched.prepare(agent.messages, overflow=True)
     return watched.copied
 
 
