@@ -73,6 +73,14 @@ def load_hooks(*paths: Path, warn: Callable[[str], None] = print) -> dict[str, l
     return hooks
 
 
+def tool_input(tool: Tool, args: dict) -> dict:
+    """The arguments as a hook sees them: with `file_path` too, for a hook written for upstream
+    CoreCoder or Claude Code, whose file tools name it so."""
+    if tool.name in FILE_TOOLS and "path" in args:
+        return {"file_path": args["path"], **args}
+    return args
+
+
 class Hooks(Gate):
     name = "hook"
 
@@ -81,9 +89,6 @@ class Hooks(Gate):
         self.hooks = hooks
         self.timeout = timeout
         self.warn = warn
-
-    def count(self) -> int:
-        return sum(len(v) for v in self.hooks.values())
 
     def before(self, tool: Tool, args: dict, workspace: Workspace) -> str | None:
         for hook in self._matching("PreToolUse", tool):
@@ -101,23 +106,6 @@ class Hooks(Gate):
             vetoed, out = self._run(hook, payload, workspace.cwd)
             printed += [text for text in (out, vetoed) if text]  # exit 2: its stderr, too
         return "\n".join(f"[PostToolUse hook: {text}]" for text in printed) or None
-
-    def prompt(self, prompt: str, cwd: Path) -> str:
-        """UserPromptSubmit: the prompt with what the hooks printed added, or PromptRefused."""
-        for hook in self.hooks.get("UserPromptSubmit", []):
-            payload = {"hook_event_name": "UserPromptSubmit", "prompt": prompt}
-            vetoed, out = self._run(hook, payload, cwd)
-            if vetoed is not None:
-                raise PromptRefused(f"the prompt was refused by a hook, not sent: "
-                                    f"{vetoed or hook['command']}")
-            prompt += f"\n\n{out}" if out else ""
-        return prompt
-
-    def ended(self, event, cwd: Path) -> None:
-        """Stop: a turn of the agent it subscribes to has ended (answered, or not)."""
-        if isinstance(event, Finished):
-            for hook in self.hooks.get("Stop", []):
-                self._run(hook, {"hook_event_name": "Stop", "reason": event.reason}, cwd)
 
     def _matching(self, event: str, tool: Tool) -> list[dict]:
         return [h for h in self.hooks.get(event, []) if h["matcher"] in ("*", tool.name)]
@@ -161,14 +149,29 @@ class Hooks(Gate):
             return None, ""
         return None, out
 
+    # --- defences: what the command asks of them, and the habits of hooks written for upstream
+    # CoreCoder and Claude Code (UserPromptSubmit, Stop) ------------------------------------
+
+    def count(self) -> int:
+        return sum(len(v) for v in self.hooks.values())
+
+    def prompt(self, prompt: str, cwd: Path) -> str:
+        """UserPromptSubmit: the prompt with what the hooks printed added, or PromptRefused."""
+        for hook in self.hooks.get("UserPromptSubmit", []):
+            payload = {"hook_event_name": "UserPromptSubmit", "prompt": prompt}
+            vetoed, out = self._run(hook, payload, cwd)
+            if vetoed is not None:
+                raise PromptRefused(f"the prompt was refused by a hook, not sent: "
+                                    f"{vetoed or hook['command']}")
+            prompt += f"\n\n{out}" if out else ""
+        return prompt
+
+    def ended(self, event, cwd: Path) -> None:
+        """Stop: a turn of the agent it subscribes to has ended (answered, or not)."""
+        if isinstance(event, Finished):
+            for hook in self.hooks.get("Stop", []):
+                self._run(hook, {"hook_event_name": "Stop", "reason": event.reason}, cwd)
+
 
 PRINTED_LIMIT = 20_000  # characters of what a hook prints that the model gets: head and tail
 READ_LIMIT = 1 << 20  # characters of it read at all
-
-
-def tool_input(tool: Tool, args: dict) -> dict:
-    """The arguments as a hook sees them: with `file_path` too, for a hook written for upstream
-    CoreCoder or Claude Code, whose file tools name it so."""
-    if tool.name in FILE_TOOLS and "path" in args:
-        return {"file_path": args["path"], **args}
-    return args

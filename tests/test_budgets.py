@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # benchmarks/README.md, beside the before/after table. "chapters 1-6" and "engine" are ceilings.
 BUDGETS = {
     "chapter 1": 309, "chapter 2": 829, "chapter 3": 333, "chapter 4": 177, "chapter 5": 71,
-    "chapter 6": 140, "chapter 7": 503, "chapter 8": 309, "chapter 9": 289,
-    "hardening of chapters 1-6": 424, "hardening of chapters 7-9": 117,
+    "chapter 6": 140, "chapter 7": 486, "chapter 8": 309, "chapter 9": 289,
+    "hardening of chapters 1-6": 424, "hardening of chapters 7-9": 134,
     "chapters 1-6": 2_283, "engine": 3_501,
 }
 MEASURED = totals(measure(ROOT / "corecoder"))
