@@ -1,7 +1,7 @@
 """The course: how long every chapter takes to execute, in both languages, and the site to build.
 
 The notebooks are copied into a temp folder and run there (their scratch space, `.work/`, lands
-there too), in a fresh kernel each, with the same kernel and client as `python -m corecoder.course
+there too), in a fresh kernel each, with the same kernel and client as `python -m authoring
 execute`; the committed notebooks are only read. The site is `mkdocs build --strict` into a temp dir.
 """
 
@@ -20,15 +20,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def notebooks(root: Path = ROOT) -> list[Path]:
     """Every chapter in both languages, English then its Chinese twin, in chapter order."""
-    from corecoder.course.authoring.notebook import chapters, twin
+    from authoring.notebook import chapters, twin
 
     return [p for english in chapters(root / "notebooks") for p in (english, twin(english)) if p.exists()]
 
 
 def execute_notebooks(root: Path = ROOT) -> dict:
     """Seconds to execute each notebook (a copy, in a temp folder); an error in a cell raises."""
-    from corecoder.course.authoring.execute import run_notebook
-    from corecoder.course.authoring.notebook import read
+    from authoring.execute import run_notebook
+    from authoring.notebook import read
 
     each = {}
     with tempfile.TemporaryDirectory(prefix="bench-course-") as tmp:

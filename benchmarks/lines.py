@@ -5,7 +5,7 @@
 
 A line counts if it carries a token other than a comment, a newline or indentation;
 lines of module, class and function docstrings do not count (the ruler is the course's,
-corecoder/course/authoring/ruler.py: each chapter's export budget is measured with it too).
+authoring/ruler.py: each chapter's export budget is measured with it too).
 Explanation is free: a budget measured this way never rewards deleting a comment or a
 docstring to make room.
 
@@ -30,7 +30,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from corecoder.course.authoring.ruler import net_lines
+from authoring.ruler import net_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFENCES = re.compile(r"^\s*# --- defences\b")  # the marked line: what follows defends the idea above it
@@ -38,7 +38,7 @@ DEFENCES = re.compile(r"^\s*# --- defences\b")  # the marked line: what follows 
 # Every module of corecoder/, relative to it, and its layer, as the package's map has them (the
 # table in corecoder/__init__.py's docstring): a row names a module or a folder ("tools/"), and a
 # module takes the layer of its own row, else of the deepest folder it sits in.
-MAP_ROW = re.compile(r"^    (\d+|cli|testing|demo|course) +(\S+) +(.+)$")
+MAP_ROW = re.compile(r"^    (\d+|cli|testing|demo) +(\S+) +(.+)$")
 
 
 def read_map(doc: str) -> dict[str, int | str]:
@@ -58,6 +58,8 @@ def layer(module: str, old: bool = False) -> int | str:
     """The layer of a module (its path relative to corecoder/)."""
     if old and module in BEFORE:
         return BEFORE[module]
+    if old and module.startswith("course/"):  # the course, inside corecoder/ until #26
+        return "course"
     if module in LAYERS:
         return LAYERS[module]
     folders = [where for where in LAYERS if where.endswith("/") and module.startswith(where)]
@@ -126,8 +128,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.lines", description=__doc__.splitlines()[0])
     parser.add_argument("--at", metavar="REV", help="measure corecoder/ as this commit has it")
     args = parser.parse_args(argv)
-    print(table(at_revision(args.at) if args.at else measure(ROOT / "corecoder")))
-
+    if args.at:
+        print(table(at_revision(args.at)))
+        return
+    print(table(measure(ROOT / "corecoder")))
+    # beside the package: the course a learner imports, and the tools that write it
+    for name in ("corecoder_course", "authoring"):
+        files = sorted((ROOT / name).rglob("*.py"))
+        print(f"| {name} | {sum(len(net_lines(f.read_text(encoding='utf-8'))) for f in files):,} |")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -41,7 +41,11 @@ use those layers), and a test holds README.md's layout, in both languages, to it
     cli      __main__.py       python -m corecoder
     testing  testing/          shipped test infrastructure: the loopback server, the faults
     demo     demo/             the offline demo and its small buggy project
-    course   course/           what a chapter calls (check, show, the widgets), the checkers
+
+Beside it, in the same distribution: `corecoder_course`, what a chapter calls (check, show,
+the widgets) and the checkers; it imports the engine, which never imports it. In the
+repository only: `authoring/`, the tools that write the course (sync, execute, the student
+edition, the coverage tables' reader).
 """
 
 from __future__ import annotations

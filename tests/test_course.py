@@ -1,4 +1,4 @@
-"""The course helpers (corecoder.course): show, check, the recording and its viewer, the notebook tools."""
+"""The course helpers (corecoder_course): show, check, the recording and its viewer, the notebook tools."""
 
 import json
 
@@ -7,14 +7,10 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 import corecoder.messages
-from corecoder import Agent, FunctionLLM, ScriptedLLM, build_agent
-from corecoder.agent import Agent as PackageAgent
-from corecoder.calls import run_in_order
-from corecoder.course import check, outline, record, show, step_through, workdir
-from corecoder.course.authoring.execute import WIDGET_VIEW, tidy
-from corecoder.course.authoring.notebook import digest
-from corecoder.course.authoring.student import strip_solutions, stub, student_notebook
-from corecoder.course.authoring.sync import (
+from authoring.execute import WIDGET_VIEW, tidy
+from authoring.notebook import digest
+from authoring.student import strip_solutions, stub, student_notebook
+from authoring.sync import (
     SyncError,
     export_source,
     regenerate,
@@ -22,14 +18,18 @@ from corecoder.course.authoring.sync import (
     sync_exports,
     sync_twin,
 )
-from corecoder.course.checks import CHECKERS, checker, verdict
-from corecoder.course.source import PACKAGE_ROOT, source_of
-from corecoder.course.viewer import Shown, viewer
-from corecoder.course.words import speaking
+from corecoder import Agent, FunctionLLM, ScriptedLLM, build_agent
+from corecoder.agent import Agent as PackageAgent
+from corecoder.calls import run_in_order
 from corecoder.demo import SCRIPT, TASK, copy_project
 from corecoder.tool import Tool
 from corecoder.tools import default_tools
 from corecoder.workspace import project_root
+from corecoder_course import check, outline, record, show, step_through, workdir
+from corecoder_course.checks import CHECKERS, checker, verdict
+from corecoder_course.source import PACKAGE_ROOT, source_of
+from corecoder_course.viewer import Shown, viewer
+from corecoder_course.words import speaking
 
 # --- show -------------------------------------------------------------------------------
 
@@ -77,7 +77,7 @@ def test_show_refuses_what_is_not_package_code():
 def doubling():
     @checker("test.double")
     def run(fn):
-        from corecoder.course.checks import attempt, expect
+        from corecoder_course.checks import attempt, expect
 
         for n in (1, 2, 5):
             expect(attempt(fn, n, given=f"double({n})"), 2 * n, f"double({n})", "multiply by two")
@@ -209,8 +209,8 @@ def test_the_round_limit_is_recorded(tmp_path):
 
 
 def test_answers_are_shown_in_call_order_whatever_order_they_finished_in():
-    from corecoder.course.recording import Answer, Round, round_text
     from corecoder.messages import ToolCall, assistant
+    from corecoder_course.recording import Answer, Round, round_text
 
     calls = [ToolCall("a", "glob"), ToolCall("b", "grep")]
     finished = [Answer(calls[1], "second", "ok"), Answer(calls[0], "first", "ok")]
@@ -261,7 +261,7 @@ def test_the_recording_renders_every_event_type_of_the_package():
     import inspect
 
     import corecoder.events
-    from corecoder.course.recording import RENDERERS, SHAPE
+    from corecoder_course.recording import RENDERERS, SHAPE
 
     kinds = [c for _, c in inspect.getmembers(corecoder.events, inspect.isclass)
              if dataclasses.is_dataclass(c) and c.__module__ == "corecoder.events"]
@@ -327,12 +327,12 @@ def test_a_chapter_adds_a_renderer_for_its_own_event_without_editing_the_recordi
 
 def test_the_helpers_that_speak_are_the_ones_the_chinese_edition_binds():
     # sync keeps a speaking cell's Chinese output: the list must be exactly the helpers zh.py rebinds
-    import corecoder.course
-    import corecoder.course.zh
-    from corecoder.course.words import SPEAKING
+    import corecoder_course
+    import corecoder_course.zh
+    from corecoder_course.words import SPEAKING
 
-    rebound = {name for name in corecoder.course.zh.__all__
-               if getattr(corecoder.course.zh, name) is not getattr(corecoder.course, name)}
+    rebound = {name for name in corecoder_course.zh.__all__
+               if getattr(corecoder_course.zh, name) is not getattr(corecoder_course, name)}
     assert rebound == set(SPEAKING)
 
 
@@ -526,14 +526,14 @@ def test_sync_twin_copies_code_and_keeps_the_translations():
 
 def test_the_language_cell_imports_the_chinese_helpers_and_a_speaking_cell_keeps_its_chinese_output():
     english, chinese = make_pair()
-    english.cells[1].source = "from corecoder.course import check, show"
+    english.cells[1].source = "from corecoder_course import check, show"
     english.cells[1].metadata["tags"] = ["language"]
     english.cells.append(new_code_cell('check("ch01.x", f)', id="v",
                                        outputs=[new_output("stream", name="stdout", text="✓ ch01.x passed\n")]))
     chinese.cells.append(new_code_cell('check("ch01.x", f)', id="v",
                                        outputs=[new_output("stream", name="stdout", text="✓ ch01.x 通过\n")]))
     result, _ = sync_twin(english, chinese, "t.zh.ipynb")
-    assert result.cells[1].source == "from corecoder.course.zh import check, show"
+    assert result.cells[1].source == "from corecoder_course.zh import check, show"
     assert result.cells[3].outputs[0].text == "✓ ch01.x 通过\n"  # what the Chinese run printed
 
 
@@ -548,7 +548,7 @@ def test_a_translation_records_its_english_and_sync_says_when_the_english_moved_
 
 
 def test_an_essay_gets_a_link_to_the_source_under_each_include_kept_up_to_date():
-    from corecoder.course.authoring.essays import with_source_links
+    from authoring.essays import with_source_links
 
     text = "# T\n\n<!-- include: corecoder/messages.py::user -->\n\nProse.\n"
     linked = with_source_links(text, "en", PACKAGE_ROOT)
@@ -561,7 +561,7 @@ def test_an_essay_gets_a_link_to_the_source_under_each_include_kept_up_to_date()
 
 
 def test_each_section_of_a_chinese_essay_records_its_english_and_a_changed_one_is_reported():
-    from corecoder.course.authoring.essays import record_translation, stale
+    from authoring.essays import record_translation, stale
 
     english = "# Title\n\nIntro.\n\n## One\n\nFirst.\n\n## Two\n\nSecond.\n"
     chinese = "# 标题\n\n引言。\n\n## 一\n\n第一。\n\n## 二\n\n第二。\n"
@@ -604,7 +604,7 @@ def test_tidy_drops_widget_views_and_joins_stream_pieces():
 
 @pytest.mark.parametrize("command", [["sync", "--check"], ["student", "out"], ["execute"]])
 def test_a_folder_without_chapters_is_an_error_not_a_silent_pass(tmp_path, command):
-    from corecoder.course.authoring.__main__ import main
+    from authoring.__main__ import main
 
     assert main(["--folder", str(tmp_path), *command]) == 2
 

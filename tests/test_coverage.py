@@ -1,6 +1,6 @@
 """Every definition of the engine is taught somewhere, once, within each chapter's budget.
 
-Each chapter has a coverage table (notebooks/coverage/NN.py; corecoder/course/authoring/coverage.py
+Each chapter has a coverage table (notebooks/coverage/NN.py; authoring/coverage.py
 says how one reads): what the chapter exports, what it shows, what is not taught and why. The tables of
 chapters not written yet are the plan, held to the same rules; a written chapter's table is also held to
 its notebook, both ways.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from corecoder.course.authoring.coverage import (
+from authoring.coverage import (
     CoverageError,
     definitions,
     exported_lines,
@@ -22,9 +22,9 @@ from corecoder.course.authoring.coverage import (
     split_classes,
     tables,
 )
-from corecoder.course.authoring.notebook import chapters, read
-from corecoder.course.authoring.ruler import definition_name
-from corecoder.course.authoring.sync import export_source
+from authoring.notebook import chapters, read
+from authoring.ruler import definition_name
+from authoring.sync import export_source
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = tables(ROOT / "notebooks" / "coverage")
@@ -145,7 +145,7 @@ def test_a_class_split_across_cells_has_its_skeleton_and_every_method_exported()
 def test_every_class_split_across_cells_has_a_skeleton_with_a_body():
     # a class whose methods come apart is exported first as its skeleton: decorators, bases, docstring,
     # fields; a class of nothing but methods would have an empty one (give it a docstring)
-    from corecoder.course.authoring.sync import skeleton
+    from authoring.sync import skeleton
 
     for entry in sorted(split_classes(TABLES)):
         module, name = entry.split("::")
@@ -159,7 +159,7 @@ def test_every_class_split_across_cells_has_a_skeleton_with_a_body():
 @pytest.mark.parametrize("chapter", sorted(WRITTEN))
 def test_a_skeleton_in_a_chapter_is_of_a_class_whose_methods_the_tables_export_apart(chapter):
     # a class written without its methods while its table lists it whole would teach the methods nowhere
-    from corecoder.course.authoring.sync import is_skeleton
+    from authoring.sync import is_skeleton
 
     split = split_classes(TABLES)
     for cell in read(WRITTEN[chapter]).cells:

@@ -4,11 +4,11 @@ import re
 
 from corecoder import Agent, FunctionLLM, check_history
 from corecoder.context import SUMMARY_PROMPT, Compactor
-from corecoder.course import Gauge
-from corecoder.course.gauge import row, table
-from corecoder.course.words import speaking
 from corecoder.messages import ToolCall, assistant, tool_result, user
 from corecoder.testing import FaultyScriptedLLM
+from corecoder_course import Gauge
+from corecoder_course.gauge import row, table
+from corecoder_course.words import speaking
 from helpers import Echo
 
 

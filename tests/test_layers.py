@@ -18,7 +18,7 @@ import pytest
 from benchmarks.lines import LAYERS, layer
 
 PACKAGE = Path(__file__).resolve().parent.parent / "corecoder"
-ORDER = [1, 2, 3, 4, 5, 6, 7, 8, 9, "cli", "demo", "testing", "course"]  # each may import what is left of it
+ORDER = [1, 2, 3, 4, 5, 6, 7, 8, 9, "cli", "demo", "testing"]  # each may import what is left of it
 
 # (importer, imported): the uses of a later chapter's piece, each with its reason.
 EARLIER_USES_LATER = {
@@ -110,6 +110,19 @@ def test_the_engine_imports_neither_the_cli_nor_the_test_infrastructure_nor_the_
         if layer(module) in range(1, 10):
             outside = {dep for dep in imports(module) if layer(dep) not in range(1, 10)}
             assert outside == set(), f"corecoder/{module} imports {sorted(outside)}"
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_nothing_in_the_package_imports_the_course_or_its_authoring_tools(module):
+    """The course (corecoder_course) imports the engine; the engine, the command, the demo and
+    the test infrastructure never import it, nor the repository's authoring tools."""
+    names = set()
+    for node in ast.walk(ast.parse((PACKAGE / module).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    assert names & {"corecoder_course", "authoring"} == set(), f"corecoder/{module}"
 
 
 @pytest.mark.parametrize("readme", ["README.md", "README.zh.md"])

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 import corecoder.messages
-from corecoder.course.authoring.__main__ import main
-from corecoder.course.authoring.execute import run_notebook, tidy
-from corecoder.course.authoring.notebook import (
+from authoring.__main__ import main
+from authoring.execute import run_notebook, tidy
+from authoring.notebook import (
     chapters,
     headings,
     in_chinese,
@@ -33,10 +33,10 @@ from corecoder.course.authoring.notebook import (
     tags,
     twin,
 )
-from corecoder.course.authoring.student import stub
-from corecoder.course.authoring.sync import export_source, is_skeleton
-from corecoder.course.checks import verdict
+from authoring.student import stub
+from authoring.sync import export_source, is_skeleton
 from corecoder.messages import INTERRUPTED
+from corecoder_course.checks import verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -115,7 +115,7 @@ def test_every_exported_definition_is_identical_to_the_package(notebook, cell, m
         shipped = copy.deepcopy(shipped)
         shipped.body = [n for n in shipped.body if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     assert normalized(node) == normalized(shipped), (
-        f"{notebook} cell {cell}: {name} differs from {module}; run: python -m corecoder.course sync")
+        f"{notebook} cell {cell}: {name} differs from {module}; run: python -m authoring sync")
 
 
 def test_a_class_built_method_by_method_has_its_skeleton_and_each_method_exported_once_in_the_course():
@@ -143,7 +143,7 @@ def test_sketches_are_tagged_and_never_exported():
 
 
 def course(capsys, *args) -> tuple[int, str]:
-    """Run `python -m corecoder.course ARGS` in this process (nbformat is slow to import: ~1 s)."""
+    """Run `python -m authoring ARGS` in this process (nbformat is slow to import: ~1 s)."""
     code = main(list(args))
     captured = capsys.readouterr()
     return code, captured.out + captured.err
@@ -158,8 +158,8 @@ def test_sync_check_finds_nothing_to_do(capsys):
 
 @pytest.mark.parametrize("english", ENGLISH, ids=lambda p: p.stem)
 def test_the_chinese_twin_has_the_same_code_and_outputs_but_for_the_language_cell_and_what_the_helpers_say(english):
-    # The mechanism: one code cell, tagged `language`, imports the helpers from corecoder.course.zh instead
-    # of corecoder.course; every other code cell is byte-identical. Outputs are identical too, except in the
+    # The mechanism: one code cell, tagged `language`, imports the helpers from corecoder_course.zh instead
+    # of corecoder_course; every other code cell is byte-identical. Outputs are identical too, except in the
     # cells that call a helper that speaks (a verdict, the step-through twin): there they are in Chinese.
     en, zh = read(english), read(twin(english))
     assert [(c.cell_type, c.id) for c in en.cells] == [(c.cell_type, c.id) for c in zh.cells]
@@ -2431,7 +2431,7 @@ def test_the_notebook_a_learner_opens_has_each_exercise_unsolved_and_its_solutio
 def test_a_set_ordered_answer_fails_whatever_the_hash_seed():
     # set order depends on PYTHONHASHSEED: the verdict must not (this answer passed 7 seeds in 20 once)
     program = textwrap.dedent(f"""
-        from corecoder.course.checks import verdict
+        from corecoder_course.checks import verdict
         from corecoder.messages import INTERRUPTED, tool_result
         exec({WRONG_BY_SET!r})
         print(verdict("ch01.answer_pending", answer_pending)[0])
@@ -2498,9 +2498,9 @@ def test_the_student_edition_runs_top_to_bottom_and_its_checks_fail_cleanly(stud
 
 
 def test_the_reassembly_check_ends_inside_a_real_agent_whose_history_must_equal_the_scripted_ones(tmp_path):
-    from corecoder.course.checks import Hint
-    from corecoder.course.exercises import ch03
     from corecoder.messages import ToolCall
+    from corecoder_course.checks import Hint
+    from corecoder_course.exercises import ch03
 
     def by_index_only(deltas):  # merges the parallel calls of a dialect that shares one index
         calls = {}

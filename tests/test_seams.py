@@ -23,15 +23,15 @@ from corecoder.checkpoints import Checkpoints
 from corecoder.cli.render import Renderer
 from corecoder.cli.trace import Printer
 from corecoder.context import Compactor
-from corecoder.course.gauge import Gauge
-from corecoder.course.recording import Recording
-from corecoder.course.timeline import Timeline
 from corecoder.executor import RunInParallel
 from corecoder.hooks import Hooks
 from corecoder.llm import LLM
 from corecoder.permissions import Consent, PlanMode
 from corecoder.scripted import FunctionLLM, ScriptedLLM
 from corecoder.testing import FaultyScriptedLLM
+from corecoder_course.gauge import Gauge
+from corecoder_course.recording import Recording
+from corecoder_course.timeline import Timeline
 
 
 def plugged(tmp_path) -> dict[type, list]:

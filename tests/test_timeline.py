@@ -3,10 +3,10 @@
 import threading
 
 from corecoder import Agent, ScriptedLLM, Tool
-from corecoder.course import Timeline
-from corecoder.course.timeline import table
-from corecoder.course.words import speaking
 from corecoder.executor import RunInParallel
+from corecoder_course import Timeline
+from corecoder_course.timeline import table
+from corecoder_course.words import speaking
 
 
 class Ordered(Tool):

@@ -37,7 +37,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
-from corecoder.course.authoring.essays import find_definition
+from authoring.essays import find_definition
 
 log = logging.getLogger("mkdocs.hooks.course_site")  # under "mkdocs", so --strict counts its warnings
 

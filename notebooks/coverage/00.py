@@ -1,6 +1,6 @@
 """Chapter 00 · A tour: what it teaches of the engine. It builds nothing: it runs the finished
 engine (build_agent) on the demo project and shows the loop's source.
-corecoder/course/authoring/coverage.py says how a table is read."""
+authoring/coverage.py says how a table is read."""
 
 budget = 0  # it exports nothing
 

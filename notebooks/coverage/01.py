@@ -1,6 +1,6 @@
 """Chapter 01 · The loop: what it teaches of the engine. Messages and the one rule of a legal
 history, the events the loop emits, and the loop itself, built one method at a time.
-corecoder/course/authoring/coverage.py says how a table is read."""
+authoring/coverage.py says how a table is read."""
 
 budget = 245  # net lines its export cells may hold
 

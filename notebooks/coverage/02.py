@@ -1,6 +1,6 @@
 """Chapter 02 · Tools: what it teaches of the engine. What a tool is and the schema check that
 guards it, the one path every call takes (admit, perform, bound), and the built-in tools that
-read, write, edit, search and run. corecoder/course/authoring/coverage.py says how a table is
+read, write, edit, search and run. authoring/coverage.py says how a table is
 read."""
 
 budget = 395  # net lines its export cells may hold

@@ -1,6 +1,6 @@
 """Chapter 03 · Talking to a real model: what it teaches of the engine. One chat() for every model:
 the scripted ones, the events they stream, the reassembly of tool calls in every dialect, the real
-client with its retries and adaptations, and cost. corecoder/course/authoring/coverage.py says how
+client with its retries and adaptations, and cost. authoring/coverage.py says how
 a table is read."""
 
 budget = 355  # net lines its export cells may hold

@@ -1,6 +1,6 @@
 """Chapter 04 · Context: what it teaches of the engine. Tokens estimated by the kind of character
 and anchored on the provider's count; the context policy and its three tiers (trim, summarize,
-reset), cuts only where a turn begins, the provider's "too long", /compact. corecoder/course/
+reset), cuts only where a turn begins, the provider's "too long", /compact. corecoder_course/
 authoring/coverage.py says how a table is read."""
 
 budget = 175  # net lines its export cells may hold

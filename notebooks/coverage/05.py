@@ -1,7 +1,7 @@
 """Chapter 05 · Parallel tool calls: what it teaches of the engine. The calls of one reply run at
 once with an outcome equal to a run in sequence: admission first, a fork of the workspace per
 call merged in call order, a lock per file, results in call order, and stopping that lands.
-corecoder/course/authoring/coverage.py says how a table is read."""
+authoring/coverage.py says how a table is read."""
 
 budget = 130  # net lines its export cells may hold
 

@@ -1,5 +1,5 @@
 """Chapter 06 · Sub-agents and teams: what it teaches of the engine (a plan: the chapter is not
-written yet). corecoder/course/authoring/coverage.py says how a table is read."""
+written yet). authoring/coverage.py says how a table is read."""
 
 budget = 150  # net lines its export cells may hold (the plan exports 130)
 

@@ -1,5 +1,5 @@
 """Chapter 07 · Hooks and MCP: what it teaches of the engine (a plan: the chapter is not
-written yet). corecoder/course/authoring/coverage.py says how a table is read."""
+written yet). authoring/coverage.py says how a table is read."""
 
 budget = 280  # net lines its export cells may hold (the plan exports 272)
 

@@ -1,7 +1,7 @@
 """Chapter 08 · Guarding the user's machine: what it teaches of the engine (a plan: the chapter
 is not written yet). Consent and plan mode as gates, a copy before each change and undo, trust
 of a cloned project, the project's instructions.
-corecoder/course/authoring/coverage.py says how a table is read."""
+authoring/coverage.py says how a table is read."""
 
 budget = 200  # net lines its export cells may hold (the plan exports 191)
 

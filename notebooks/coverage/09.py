@@ -1,7 +1,7 @@
 """Chapter 09 · Sessions, settings and the command: what it teaches of the engine (a plan: the
 chapter is not written yet). The session log and resume, settings, the composition root, and
 the command around it: -p's printer and the REPL's renderer, two subscribers.
-corecoder/course/authoring/coverage.py says how a table is read."""
+authoring/coverage.py says how a table is read."""
 
 budget = 170  # net lines its export cells may hold (the plan exports 147)
 

@@ -43,9 +43,9 @@ import tempfile
 from decimal import Decimal
 from pathlib import Path
 
-from ...agent import Agent
-from ...context import turn_start
-from ...messages import (
+from corecoder.agent import Agent
+from corecoder.context import turn_start
+from corecoder.messages import (
     STATE_NOTE,
     IllegalHistory,
     ToolCall,
@@ -55,12 +55,13 @@ from ...messages import (
     tool_result,
     user,
 )
-from ...scripted import FunctionLLM
-from ...tokens import text_tokens
-from ...tool import Tool, ToolError
-from ...tools import ReadFile
-from ...tools.todo import TodoWrite
-from ...workspace import Workspace
+from corecoder.scripted import FunctionLLM
+from corecoder.tokens import text_tokens
+from corecoder.tool import Tool, ToolError
+from corecoder.tools import ReadFile
+from corecoder.tools.todo import TodoWrite
+from corecoder.workspace import Workspace
+
 from ..checks import (
     EXPECTED,
     GOT,

@@ -1,12 +1,12 @@
 """The course's maintenance commands.
 
-    python -m corecoder.course student OUT_DIR     write the student edition of every chapter
-    python -m corecoder.course sync [--check]      export cells from the package, Chinese code
+    python -m authoring student OUT_DIR     write the student edition of every chapter
+    python -m authoring sync [--check]      export cells from the package, Chinese code
                                                    from English, what's new from the coverage
                                                    tables, the essays' links to their source
-    python -m corecoder.course execute [NB ...]    sync, run the chapters in both languages, store
+    python -m authoring execute [NB ...]    sync, run the chapters in both languages, store
                                                    their outputs, sync again
-    python -m corecoder.course translated FILE     record that a Chinese notebook or essay has
+    python -m authoring translated FILE     record that a Chinese notebook or essay has
                                                    caught up with its English
 """
 
@@ -20,7 +20,7 @@ from .notebook import NOTEBOOKS, chapters, twin
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m corecoder.course",
+    parser = argparse.ArgumentParser(prog="python -m authoring",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--folder", type=Path, default=NOTEBOOKS,
                         help="the chapters' folder (default: %(default)s)")
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             for line in found:
                 print(line)
             if args.check and found:
-                print(f"{len(found)} difference(s); run: python -m corecoder.course sync",
+                print(f"{len(found)} difference(s); run: python -m authoring sync",
                       file=sys.stderr)
                 return 1
             return 0

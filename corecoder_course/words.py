@@ -3,10 +3,10 @@
 A chapter comes in two notebooks, English and Chinese, whose code cells are the same
 code. Only one cell differs: the one that imports the helpers, tagged `language`.
 
-    from corecoder.course import check, record, show          # the English notebook
-    from corecoder.course.zh import check, record, show       # the Chinese notebook
+    from corecoder_course import check, record, show          # the English notebook
+    from corecoder_course.zh import check, record, show       # the Chinese notebook
 
-The helpers imported from `corecoder.course.zh` are the same functions, set to speak
+The helpers imported from `corecoder_course.zh` are the same functions, set to speak
 Chinese: a verdict and its hints, the step-through viewer and its text twin. What the
 engine and the model say stays as it is, since it is what the model sees.
 

@@ -1,6 +1,6 @@
 """Helpers for the course notebooks: what a chapter calls, in one import.
 
-    from corecoder.course import (Gauge, Timeline, call_timeline, check, context_gauge,
+    from corecoder_course import (Gauge, Timeline, call_timeline, check, context_gauge,
                                   explore_edits, outline, record, scrub_stream, show,
                                   step_through, workdir)
 
@@ -17,10 +17,10 @@
     call_timeline(timeline)   the steps of a batch's calls: a lane per call, and the list as text
     workdir(name)             a fresh scratch folder, notebooks/.work/<name>
 
-The Chinese notebooks import the same helpers from `corecoder.course.zh`, where they speak
+The Chinese notebooks import the same helpers from `corecoder_course.zh`, where they speak
 Chinese (words.py). Nothing here imports IPython or ipywidgets until a cell needs them.
 The tools that write the course (student edition, sync, execute) are apart, in
-`corecoder.course.authoring`, run as `python -m corecoder.course`.
+`authoring`, run as `python -m authoring`.
 """
 
 from .checks import check

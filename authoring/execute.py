@@ -1,6 +1,6 @@
 """Run the chapters and store their outputs, the way nbval will check them.
 
-    python -m corecoder.course execute [NOTEBOOK ...]
+    python -m authoring execute [NOTEBOOK ...]
 
 Each chapter runs top to bottom in a fresh kernel of this Python, from `notebooks/`
 (where JupyterLab and nbval start their kernels): the English one, then, once sync has

@@ -1,7 +1,7 @@
 """Keep the notebooks honest: export cells equal the package, Chinese code equals English.
 
-    python -m corecoder.course sync            rewrite what differs
-    python -m corecoder.course sync --check    change nothing; list differences, exit 1 if any
+    python -m authoring sync            rewrite what differs
+    python -m authoring sync --check    change nothing; list differences, exit 1 if any
 
 1. Export cells. A cell tagged `export` names its source in its first line:
 
@@ -28,7 +28,7 @@
 4. Translations that went stale. Each Chinese markdown cell records a hash of the
    English text it was translated from (`translated_from` in its metadata), and so does
    each section of a Chinese essay (a comment under its heading). A record that no
-   longer matches the English is reported; `python -m corecoder.course translated FILE`
+   longer matches the English is reported; `python -m authoring translated FILE`
    records the English as it is now, once the translation has caught up.
 """
 
@@ -40,9 +40,9 @@ import re
 import textwrap
 from pathlib import Path
 
-from .. import diagrams
-from ..source import PACKAGE_ROOT
-from . import coverage
+from corecoder_course import diagrams
+
+from . import ROOT, coverage
 from .essays import record_translation, sections, sync_essays
 from .notebook import (
     GENERATED,
@@ -103,7 +103,7 @@ def skeleton(node: ast.ClassDef, lines: list[str]) -> str | None:
     return textwrap.dedent("\n".join(kept))
 
 
-def package_definitions(path: str, cls: str | None = None, root: Path = PACKAGE_ROOT,
+def package_definitions(path: str, cls: str | None = None, root: Path = ROOT,
                         skeletons: bool = False) -> dict[str, str]:
     """name -> source of each top-level definition of a module (or each method of `cls`),
     dedented; with `skeletons`, each class as its skeleton."""
@@ -147,7 +147,7 @@ def regenerate(code: str, definitions: dict[str, str], where: str,
     return "\n".join(lines)
 
 
-def sync_exports(nb, name: str, root: Path = PACKAGE_ROOT) -> list[str]:
+def sync_exports(nb, name: str, root: Path = ROOT) -> list[str]:
     """Rewrite the export cells of `nb` in place; return a line per changed cell."""
     changes = []
     for i, cell in enumerate(nb.cells):
@@ -205,7 +205,7 @@ def sync_twin(english, chinese, name: str) -> tuple[object, list[str]]:
                 twin_cell.source = in_chinese(cell.source)
                 if twin_cell.source == cell.source:
                     raise SyncError(f"{name}: the language cell must import the helpers with "
-                                    "`from corecoder.course import ...`")
+                                    "`from corecoder_course import ...`")
             ours = spoken.get(cell.get("id"))
             if speaks(cell) and ours is not None and ours.source == twin_cell.source:
                 twin_cell.outputs = copy.deepcopy(ours.outputs)  # what the Chinese run printed
@@ -260,7 +260,7 @@ def sync_diagrams(nb, name: str, lang: str) -> list[str]:
     return changes
 
 
-def sync(folder: Path = NOTEBOOKS, check: bool = False, root: Path = PACKAGE_ROOT,
+def sync(folder: Path = NOTEBOOKS, check: bool = False, root: Path = ROOT,
          essays: Path | None = None) -> list[str]:
     """Sync every chapter and the essays beside their folder (`essays/`); write the changes
     unless `check`. Returns the differences found."""

@@ -29,14 +29,15 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ...agent import Agent
-from ...events import ToolCallFinished
-from ...messages import check_history
-from ...scripted import ScriptedLLM
-from ...tool import Tool, ToolError
-from ...tools.edit import exact, lines_of
-from ...tools.read import ReadFile
-from ...workspace import Workspace
+from corecoder.agent import Agent
+from corecoder.events import ToolCallFinished
+from corecoder.messages import check_history
+from corecoder.scripted import ScriptedLLM
+from corecoder.tool import Tool, ToolError
+from corecoder.tools.edit import exact, lines_of
+from corecoder.tools.read import ReadFile
+from corecoder.workspace import Workspace
+
 from ..checks import EXPECTED, GOT, Hint, a_class, attempt, checker, expect, hint, outcome
 from ..words import say
 

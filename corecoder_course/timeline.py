@@ -18,7 +18,8 @@ from __future__ import annotations
 import html
 import threading
 
-from ..events import ToolCallFinished
+from corecoder.events import ToolCallFinished
+
 from .viewer import display_twin
 from .words import language, say, speaking
 

@@ -1,6 +1,6 @@
 """The course helpers of the Chinese edition: the same helpers, speaking Chinese.
 
-    from corecoder.course.zh import (Gauge, Timeline, call_timeline, check, context_gauge,
+    from corecoder_course.zh import (Gauge, Timeline, call_timeline, check, context_gauge,
                                      explore_edits, outline, record, scrub_stream, show,
                                      step_through, workdir)
 

@@ -38,12 +38,12 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..source import PACKAGE_ROOT
+from . import ROOT
 from .ruler import definition_name, net_lines, span
 
-COVERAGE = PACKAGE_ROOT / "notebooks" / "coverage"
-ENGINE = PACKAGE_ROOT / "corecoder"
-NOT_ENGINE = ("course/", "demo/project/")  # the course's own helpers; the demo's sample project
+COVERAGE = ROOT / "notebooks" / "coverage"
+ENGINE = ROOT / "corecoder"
+NOT_ENGINE = ("demo/project/",)  # the demo's sample project
 WAYS = ("export", "show", "skip")
 
 

@@ -18,9 +18,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..tool import ToolError
-from ..tools.edit import EditFile
-from ..workspace import Workspace
+from corecoder.tool import ToolError
+from corecoder.tools.edit import EditFile
+from corecoder.workspace import Workspace
+
 from .viewer import display_twin
 from .words import columns, language, say, speaking
 

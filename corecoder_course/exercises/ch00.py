@@ -18,11 +18,12 @@ import re
 import tempfile
 from pathlib import Path
 
-from ...agent import Agent
-from ...assemble import build_agent
-from ...demo import SCRIPT, TASK, copy_project
-from ...messages import IllegalHistory, ToolCall, assistant, check_history, tool_result, user
-from ...scripted import ScriptedLLM, ScriptError, parse_turn
+from corecoder.agent import Agent
+from corecoder.assemble import build_agent
+from corecoder.demo import SCRIPT, TASK, copy_project
+from corecoder.messages import IllegalHistory, ToolCall, assistant, check_history, tool_result, user
+from corecoder.scripted import ScriptedLLM, ScriptError, parse_turn
+
 from ..checks import Hint, attempt, case, checker, expect, hint
 from ..words import say
 

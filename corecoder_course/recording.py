@@ -24,8 +24,8 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..cli.trace import MARKS, call_line, cut, preview
-from ..events import (
+from corecoder.cli.trace import MARKS, call_line, cut, preview
+from corecoder.events import (
     Compacted,
     Finished,
     ReasoningDelta,
@@ -37,7 +37,8 @@ from ..events import (
     UsageReported,
     WorkerEvent,
 )
-from ..messages import ToolCall, Usage
+from corecoder.messages import ToolCall, Usage
+
 from .words import say
 
 WIDTH = 100

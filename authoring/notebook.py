@@ -6,7 +6,7 @@ Chapters live in `notebooks/` as `NN-slug.ipynb` (English) and `NN-slug.zh.ipynb
     export      tag; the cell defines engine code, identical to the package (sync.py)
     sketch      tag; illustrative code that is not the shipped code, and says so
     language    tag; the one code cell that differs between the languages: it imports
-                the course helpers, from `corecoder.course` or `corecoder.course.zh`
+                the course helpers, from `corecoder_course` or `corecoder_course.zh`
     exercise    tag; what the learner fills in: a function whose body raises
                 NotImplementedError, the solution cell's code with the solution taken out
     solution    tag; folded away (one click shows it): the solution between
@@ -26,10 +26,11 @@ import hashlib
 import re
 from pathlib import Path
 
-from ..source import PACKAGE_ROOT
-from ..words import SPEAKING
+from corecoder_course.words import SPEAKING
 
-NOTEBOOKS = PACKAGE_ROOT / "notebooks"
+from . import ROOT
+
+NOTEBOOKS = ROOT / "notebooks"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 GENERATED = ("whats-new", "diagram")  # markdown cells sync writes, in each language
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -82,7 +83,7 @@ def is_language(cell) -> bool:
 
 def in_chinese(source: str) -> str:
     """The language cell of the Chinese notebook, made from the English one."""
-    return source.replace("from corecoder.course import", "from corecoder.course.zh import")
+    return source.replace("from corecoder_course import", "from corecoder_course.zh import")
 
 
 def speaks(cell) -> bool:

@@ -22,7 +22,7 @@ indentation. A solution that is a class's whole body (a tool to write: its name,
 docstring says what to write, and the base class's methods raise NotImplementedError.
 sync.py writes it, so the two cannot drift.
 
-The student edition (`python -m corecoder.course student OUT_DIR`) is every chapter
+The student edition (`python -m authoring student OUT_DIR`) is every chapter
 without its solution cells, and without stored verdicts: for a teacher who hands out
 exercises without their answers.
 """

@@ -30,14 +30,15 @@ from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
 
-from ...agent import Agent
-from ...cli.pricing import Price, cost_of
-from ...llm import LLM
-from ...messages import Reply, ToolCall, Usage
-from ...scripted import FunctionLLM, ScriptedLLM, parse_turn
-from ...stream import ToolCallAssembler
-from ...testing.serve import QUIRKS, tool_call_deltas
-from ...tools import ReadFile
+from corecoder.agent import Agent
+from corecoder.cli.pricing import Price, cost_of
+from corecoder.llm import LLM
+from corecoder.messages import Reply, ToolCall, Usage
+from corecoder.scripted import FunctionLLM, ScriptedLLM, parse_turn
+from corecoder.stream import ToolCallAssembler
+from corecoder.testing.serve import QUIRKS, tool_call_deltas
+from corecoder.tools import ReadFile
+
 from ..checks import EXPECTED, GOT, Hint, checker, describe, hint, outcome, returned, shown
 from ..words import language, say
 

@@ -19,7 +19,7 @@
        <!-- translated from: 3f2a9c0e1b7d -->
 
    `sync --check` reports a section whose English has changed since;
-   `python -m corecoder.course translated essays/NN-slug.zh.md` records the English as it
+   `python -m authoring translated essays/NN-slug.zh.md` records the English as it
    is now, once the translation has caught up.
 """
 
@@ -29,11 +29,10 @@ import ast
 import re
 from pathlib import Path
 
-from ..source import PACKAGE_ROOT
-from . import ruler
+from . import ROOT, ruler
 from .notebook import digest
 
-ESSAYS = PACKAGE_ROOT / "essays"
+ESSAYS = ROOT / "essays"
 INCLUDE = re.compile(r"^<!-- include: (?P<path>[\w./-]+)(?:::(?P<name>[\w.]+))? -->$")
 SOURCE_LINK = re.compile(r"^\[(?:source: |源码：).*\]\(\.\./[^)\s]+\)$")
 TRANSLATED = re.compile(r"^<!-- translated from: (?P<hash>[0-9a-f]{12}) -->$")
@@ -80,7 +79,7 @@ def source_link(m: re.Match, lang: str, root: Path) -> str:
     return f"[{LABEL[lang]}{title}](../{m['path']}#L{start}-L{end})"
 
 
-def with_source_links(text: str, lang: str, root: Path = PACKAGE_ROOT) -> str:
+def with_source_links(text: str, lang: str, root: Path = ROOT) -> str:
     """`text` with the line after each include the link to its source (added or brought up
     to date)."""
     lines, out, i = text.split("\n"), [], 0
@@ -143,7 +142,7 @@ def record_translation(english: str, translation: str) -> str:
     return "\n".join(out)
 
 
-def sync_essays(folder: Path = ESSAYS, check: bool = False, root: Path = PACKAGE_ROOT) -> list[str]:
+def sync_essays(folder: Path = ESSAYS, check: bool = False, root: Path = ROOT) -> list[str]:
     """Source links brought up to date (written unless `check`), and stale translations found."""
     found = []
     for english in english_essays(folder):

@@ -17,8 +17,9 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
-from ..events import Compacted
-from ..tokens import message_tokens, window_for
+from corecoder.events import Compacted
+from corecoder.tokens import message_tokens, window_for
+
 from .viewer import display_twin
 from .words import language, say, speaking
 

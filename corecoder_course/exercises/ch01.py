@@ -20,10 +20,10 @@ import json
 import tempfile
 from pathlib import Path
 
-from ...agent import Agent
-from ...calls import Gate
-from ...events import ToolCallStarted
-from ...messages import (
+from corecoder.agent import Agent
+from corecoder.calls import Gate
+from corecoder.events import ToolCallStarted
+from corecoder.messages import (
     INTERRUPTED,
     IllegalHistory,
     ToolCall,
@@ -32,10 +32,11 @@ from ...messages import (
     tool_result,
     user,
 )
-from ...scripted import ScriptedLLM
-from ...tool import Tool, ToolError
-from ...tools import Glob, ReadFile
-from ...workspace import Workspace
+from corecoder.scripted import ScriptedLLM
+from corecoder.tool import Tool, ToolError
+from corecoder.tools import Glob, ReadFile
+from corecoder.workspace import Workspace
+
 from ..checks import EXPECTED, GOT, Hint, attempt, case, checker, describe, expect, hint
 from ..words import say
 

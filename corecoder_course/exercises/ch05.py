@@ -47,13 +47,14 @@ import threading
 import time
 from pathlib import Path
 
-from ...agent import Agent
-from ...calls import Gate
-from ...events import RoundStarted, ToolCallStarted
-from ...executor import lock_key
-from ...scripted import ScriptedLLM
-from ...tool import Tool, ToolError
-from ...workspace import Workspace
+from corecoder.agent import Agent
+from corecoder.calls import Gate
+from corecoder.events import RoundStarted, ToolCallStarted
+from corecoder.executor import lock_key
+from corecoder.scripted import ScriptedLLM
+from corecoder.tool import Tool, ToolError
+from corecoder.workspace import Workspace
+
 from ..checks import (
     EXPECTED,
     GOT,

@@ -6,7 +6,7 @@ through `attempt` and compares with `expect`; either raises `Hint` with a messag
 that says what went in, what was expected and what came back. `check` turns that
 into one printed verdict: never a traceback wall, whatever the learner's code does.
 
-Checkers live in `corecoder/course/exercises/chNN.py` and are loaded on first use,
+Checkers live in `corecoder_course/exercises/chNN.py` and are loaded on first use,
 so `check("ch01.x", ...)` needs nothing imported beforehand.
 """
 

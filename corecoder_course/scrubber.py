@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import html
 
-from ..stream import ToolCallAssembler
+from corecoder.stream import ToolCallAssembler
+
 from .viewer import display_twin
 from .words import columns, language, say, speaking
 
