@@ -104,14 +104,17 @@ def test_ctrl_c_during_a_long_search_ends_the_command_at_once(tmp_path):
 
 @pytest.mark.cases(3)
 def test_a_silent_stream_is_retried_and_an_endless_one_given_up_within_their_limits(tmp_path):
-    limits = {"CORECODER_IDLE_TIMEOUT": "0.5", "CORECODER_REPLY_TIMEOUT": "3"}
+    # Each part tests one limit and gives the other room: a loaded machine (a slow process start,
+    # a starved server thread, a retry's jittered wait) must not trip the limit not under test.
+    stall = {"CORECODER_IDLE_TIMEOUT": "0.5", "CORECODER_REPLY_TIMEOUT": "60"}
     with ScriptServer([{"fault": "stall"}, "answered after the stall"]) as server:
-        run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path, **limits))
+        run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path, **stall))
     assert run.returncode == 0 and run.stdout == "answered after the stall\n"
     assert "retrying in" in run.stderr
     started = time.monotonic()
+    endless = {"CORECODER_IDLE_TIMEOUT": "10", "CORECODER_REPLY_TIMEOUT": "3"}
     with ScriptServer([{"fault": "endless"}]) as server:
-        run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path, **limits))
+        run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path, **endless))
     assert run.returncode == 1 and time.monotonic() - started < 20
     assert run.stderr.splitlines()[-1] == (
         "error: the reply went on for more than 3 s without finishing, so it was given up (the "
