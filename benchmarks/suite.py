@@ -75,7 +75,8 @@ def table(found: list[tuple[str, str, float]]) -> str:
     share = sum(t for *_, t in slowest) / total
     rows += ["", f"The slowest 20 tests ({share:.0%} of the time):", "",
              "| test | seconds |", "|---|---:|"]
-    rows += [f"| `{file}::{name[:70]}` | {seconds:.1f} |" for file, name, seconds in slowest]
+    rows += [f"| `{file}::{name if len(name) <= 90 else name[:89] + '…'}` | {seconds:.1f} |"
+             for file, name, seconds in slowest]
     return "\n".join(rows)
 
 
@@ -95,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp, "report.xml")
             subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            "-o", "junit_family=legacy",  # the reliability suite records properties
                             f"--junitxml={report}"], cwd=ROOT, check=False)
             text = table(cases(report))
     else:
