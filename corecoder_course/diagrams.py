@@ -157,7 +157,7 @@ def _call() -> Diagram:
         "result": (0, 1, say("one result, the text\nthe model reads",
                              "一个结果，\n即模型读到的文字")),
     }
-    arrows = [("call", "admit", ""), ("admit", "perform", say("admitted", "放行")),
+    arrows = [("call", "admit", ""), ("admit", "perform", say("admitted", "准入")),
               ("perform", "bound", ""), ("bound", "after", ""), ("after", "result", ""),
               ("admit", "result", say("refused", "拒绝"))]
     text = say("the model's call → admit: find the tool, parse the JSON, check it against the "
@@ -168,7 +168,7 @@ def _call() -> Diagram:
                "note → one result",
                "模型的调用 → admit：找到工具、解析 JSON、对照 JSON Schema 检查、询问每个关卡\n"
                "  被拒绝（未知工具、参数错误、关卡说不）：拒绝的理由就是结果\n"
-               "  放行 → perform 运行工具（ToolError 或任何异常：失败）→ bound 保留首尾、"
+               "  准入 → perform 运行工具（ToolError 或任何异常：失败）→ bound 保留首尾、"
                "全文存进文件 → 每个关卡的 after 可以加一条注 → 一个结果")
     return Diagram(say("One call, one path (chapter 2)", "一个调用，一条路径（第 2 章）"),
                    boxes, arrows, text)
@@ -207,9 +207,9 @@ def _model() -> Diagram:
 def _tiers() -> Diagram:
     boxes = {
         "round": (0, 0, say("a round begins:\nestimate the request", "新一轮开始：\n估算请求大小")),
-        "trim": (1, 0, say("≥ 50 %: trim old\nlong tool outputs", "≥ 50 %：裁剪旧的\n长工具输出")),
+        "trim": (1, 0, say("≥ 50 %: trim old\nlong tool outputs", "≥ 50%：裁剪旧的\n长工具输出")),
         "summarize": (2, 0, say("≥ 70 %: summarize older turns\n≥ 90 %: summary + latest turn",
-                                "≥ 70 %：较早的回合写成摘要\n≥ 90 %：只留摘要和最新回合")),
+                                "≥ 70%：较早的回合写成摘要\n≥ 90%：只留摘要和最新回合")),
         "check": (2, 1, say("check_history\nafter every tier", "每一级之后\ncheck_history")),
         "ask": (1, 1, say("ask the model", "请求模型")),
     }
@@ -221,8 +221,8 @@ def _tiers() -> Diagram:
                "runs after every tier; then the model is asked, and if the provider says the "
                "request is too long, the history is compacted harder and the model is asked once "
                "more",
-               "每轮开始前，策略先估算请求的大小：到窗口的 50 % 时裁剪旧的长工具输出"
-               "（不调用模型）；再量一次，到 70 % 就把较早的回合写成摘要，到 90 % 则只留摘要和"
+               "每轮开始前，策略先估算请求的大小：到窗口的 50% 时裁剪旧的长工具输出"
+               "（不调用模型）；再量一次，到 70% 就把较早的回合写成摘要，到 90% 则只留摘要和"
                "最新回合；每一级之后都检查历史是否合法；然后才请求模型，服务商若说请求太长，"
                "就压缩得更狠，再请求一次")
     return Diagram(say("Three tiers, cheap before expensive (chapter 4)",
@@ -231,7 +231,7 @@ def _tiers() -> Diagram:
 
 def _batch() -> Diagram:
     boxes = {
-        "admit": (0, 0, say("admit every call,\none at a time", "逐个放行\n每一个调用")),
+        "admit": (0, 0, say("admit every call,\none at a time", "逐个准入\n每一个调用")),
         "fork": (1, 0, say("a fork of the\nworkspace per call", "每个调用一份\n工作区分叉")),
         "run": (2, 0, say("run at once; a call on\na file takes its lock",
                           "同时运行；操作文件的\n调用持有该文件的锁")),
@@ -245,7 +245,7 @@ def _batch() -> Diagram:
                "workspace; they run at once, a call on a file holding that file's lock; results "
                "are filed by call id as they finish; the forks are merged back in call order, and "
                "the loop writes the answers in call order, also after Ctrl+C",
-               "这一批调用先逐个放行；每个调用拿到一份工作区分叉；它们同时运行，操作文件的调用"
+               "这一批调用先逐个准入；每个调用拿到一份工作区分叉；它们同时运行，操作文件的调用"
                "持有该文件的锁；结果一完成就按调用 id 归档；分叉按调用顺序合并回来，循环也按调用"
                "顺序写回应，按下 Ctrl+C 之后同样如此")
     return Diagram(say("One batch, as if in sequence (chapter 5)",

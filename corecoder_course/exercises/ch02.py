@@ -107,9 +107,9 @@ def _schema_says() -> str:
                "a call that does not fit it is answered \"bad arguments for count_lines\" "
                "and never reaches run; a call that does reaches run, and whatever run raises "
                "is told as a failure of the tool. ",
-               "JSON Schema 让引擎能把模型的过错和执行失败区分开：不符合 JSON Schema 的调用，"
-               "引擎直接回应 \"bad arguments for count_lines\"，根本到不了 run；符合的调用才会"
-               "到 run，而 run 抛出的任何异常都算工具的失败。")
+               "JSON Schema 让引擎能把模型写错的参数和工具执行失败区分开："
+               "不符合 JSON Schema 的调用，引擎直接回应 \"bad arguments for count_lines\"，"
+               "根本到不了 run；符合的调用才会到 run，而 run 抛出的任何异常都算工具的失败。")
 
 
 def _bad_arguments_hint(args: dict, got: str) -> str:
@@ -148,7 +148,7 @@ def _count_hint(path: str, wanted: str, got_status: str, got: str) -> str:
     if got_status != "ok" and NOT_FOUND.search(got):
         return say("these arguments are fine and the file is there, in the agent's workspace "
                    "(ws.cwd), not in the folder the process runs in: open ws.resolve(path)",
-                   "这些参数没问题，文件也在，在智能体的工作区里（ws.cwd），"
+                   "这些参数没问题，文件也确实存在，只不过在智能体的工作区里（ws.cwd），"
                    "而不在进程运行的文件夹里：打开 ws.resolve(path)")
     if got_status != "ok":
         return say(f"these arguments are fine and {path} is there: run should count its lines "

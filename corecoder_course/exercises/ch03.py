@@ -671,8 +671,8 @@ def _retry_hint(status: int, attempt: int, retry_after: float | None, rand: floa
         return say(f"don't round: {got!r} is {wanted!r} rounded to {places} decimal places. "
                    "Return the wait as computed; round only where it is shown to a person "
                    "(f\"{wait:.1f} s\").",
-                   f"不要取整：{got!r} 是 {wanted!r} 四舍五入到 {places} 位小数的结果。"
-                   "按算出来的值返回；只在显示给人看的地方才取整（f\"{wait:.1f} s\"）。"
+                   f"不要舍入：{got!r} 是把 {wanted!r} 保留 {places} 位小数后的结果。"
+                   "按算出来的值返回；只在显示给人看的地方才舍入（f\"{wait:.1f} s\"）。"
                    ) + rule
     if uncapped > 60 and _close(got, uncapped * jitter, TOLERANCE):
         return say(f"{uncapped:g} s is too long: the backoff grows with each attempt, so cap it "
@@ -808,8 +808,8 @@ def _cost_hint(usage: Usage, price: Price, got: float | None) -> str:
         return say(f"don't round: {got!r} is {wanted!r} rounded to {places} decimal places. "
                    "Round only where a cost is shown (f\"${cost:.4f}\"): a total of rounded "
                    "costs drifts away from the bill",
-                   f"不要取整：{got!r} 是 {wanted!r} 四舍五入到 {places} 位小数的结果。"
-                   "只在显示成本的地方才取整（f\"${cost:.4f}\"）：把取整过的成本加起来，"
+                   f"不要舍入：{got!r} 是把 {wanted!r} 保留 {places} 位小数后的结果。"
+                   "只在显示成本的地方才舍入（f\"${cost:.4f}\"）：把舍入过的成本加起来，"
                    "总数会和账单越差越远")
     free = [] if price.cached_input != 0 else [
         ((fresh * price.input + cached * price.input + output) / 1_000_000,
@@ -863,9 +863,9 @@ def _cost_hint(usage: Usage, price: Price, got: float | None) -> str:
     return say("(fresh * input + cached * cached rate + completion_tokens * output) / 1,000,000, "
                "where cached = min(cached_tokens, prompt_tokens) and fresh = prompt_tokens - "
                "cached; the cached rate is cached_input, or input when it is None",
-               "(fresh * input + cached * 缓存价 + completion_tokens * output) / 1,000,000，"
-               "其中 cached = min(cached_tokens, prompt_tokens)，fresh = prompt_tokens - cached；"
-               "缓存价是 cached_input，为 None 时就是 input")
+               "(fresh * input + cached * rate + completion_tokens * output) / 1,000,000，"
+               "其中 rate 是缓存价：cached_input，为 None 时就是 input；"
+               "cached = min(cached_tokens, prompt_tokens)，fresh = prompt_tokens - cached")
 
 
 @checker("ch03.cost")

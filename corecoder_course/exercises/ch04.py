@@ -164,14 +164,14 @@ def cut_cases() -> list[tuple[str, list[dict]]]:
           *_results("c1", "c2", "c3"), assistant("mean() divides by one too few.")]),
         (say("a state note after a batch's results (the todo list changed), then another turn, "
              "whose batch moved the working directory",
-             "一批工具结果之后跟着一条状态说明（待办清单变了），然后是下一个回合，"
+             "一批工具结果之后跟着一条状态通知（待办列表变了），然后是下一个回合，"
              "它的那批调用改变了工作目录"),
          [user("Plan the fix."), _calls("c1", "c2"), *_results("c1", "c2"),
           _note("[>] fix mean"), assistant("Planned."), user("Go on in src."), _calls("c3"),
           *_results("c3"), _moved("/home/ada/calc/src"), assistant("Done.")]),
         (say("a state note right after the user's message (the agent tells its state again "
              "after a compaction)",
-             "用户消息后面紧跟着一条状态说明（压缩之后，智能体会把状态再告诉模型一遍）"),
+             "用户消息后面紧跟着一条状态通知（压缩之后，智能体会把状态再告诉模型一遍）"),
          [user("Go on."), _note("[>] fix mean"), _calls("c1", "c2"), *_results("c1", "c2"),
           assistant("Fixed.")]),
         (say("two batches in a row in one turn: the assistant message of the second follows "
@@ -182,13 +182,13 @@ def cut_cases() -> list[tuple[str, list[dict]]]:
           assistant("Fixed.")]),
         (say("two state notes in a row after a batch's results (the todo list, then the "
              "working directory), then another turn",
-             "一批工具结果之后连着两条状态说明（先是待办清单，再是工作目录），然后是下一个回合"),
+             "一批工具结果之后连着两条状态通知（先是待办列表，再是工作目录），然后是下一个回合"),
          [user("Fix it in src."), _calls("c1", "c2"), *_results("c1", "c2"),
           _note("[>] fix mean"), _moved("/home/ada/calc/src"), assistant("Fixing."),
           user("Go on."), _calls("c3"), *_results("c3"), assistant("Fixed.")]),
         (say("a user message that begins with \"[\" (a pasted log): the user's own, not a "
              "state note",
-             "一条以“[”开头的 user 消息（贴进来的日志）：是用户自己的消息，不是状态说明"),
+             "一条以“[”开头的 user 消息（贴进来的日志）：是用户自己的消息，不是状态通知"),
          [user("Run the tests."), _calls("c1"), *_results("c1"), assistant("2 failed."),
           user("[CI] test_calc.py failed again. Why?"), _calls("c2", "c3"),
           *_results("c2", "c3"), assistant("mean() divides by one too few.")]),
@@ -202,8 +202,8 @@ def _cut_rule() -> str:
     return say("a turn begins at any message that is neither a tool result nor a state note "
                "(is_state_note): from index, step back over tool results and state notes, and "
                "stop at 0",
-               "回合从任何一条既不是工具结果、也不是状态说明（is_state_note）的消息开始："
-               "从 index 往回退，跳过工具结果和状态说明，最多退到 0")
+               "回合从任何一条既不是工具结果、也不是状态通知（is_state_note）的消息开始："
+               "从 index 往回退，跳过工具结果和状态通知，最多退到 0")
 
 
 def _clamp_rule() -> str:
@@ -220,7 +220,7 @@ def _latest_hint(history: list[dict], index: int, wanted: int, got: int) -> str:
     if wanted == len(history):
         return then(say(f"index {index} is at or past the end: the cut is len(messages), "
                         f"{len(history)}, which keeps nothing and orphans nothing. ",
-                        f"index {index} 已经到了末尾或者超出了末尾：切口就是 len(messages)，"
+                        f"index {index} 已经到了末尾或者超出了末尾：切分点就是 len(messages)，"
                         f"也就是 {len(history)}，什么都不留，也不会留下孤立的工具结果。"),
                     _clamp_rule())
     role = history[wanted]["role"]
@@ -231,11 +231,11 @@ def _latest_hint(history: list[dict], index: int, wanted: int, got: int) -> str:
                    "results after it answer its own calls, so keeping from there orphans nothing. "
                    f"Your cut at {got} keeps more than it needs to: stop at the first message "
                    "that is neither a tool result nor a state note",
-                   f"不超过 {index} 的最近一个切口是 {wanted}：messages[{wanted}] 是一条 "
+                   f"不超过 {index} 的最近一个切分点是 {wanted}：messages[{wanted}] 是一条 "
                    "assistant 消息，而每条 assistant 消息都开始一个回合，不管它前面是什么"
                    "（一条 user 消息，或者上一批调用的工具结果）：它后面如果有工具结果，回应的"
-                   f"也是它自己的调用，所以从这里保留不会留下孤立的工具结果。你的切口 {got} 多留"
-                   "了不必要的消息：遇到第一条既不是工具结果也不是状态说明的消息就停下")
+                   f"也是它自己的调用，所以从这里保留不会留下孤立的工具结果。你的切分点 {got} 多留"
+                   "了不必要的消息：遇到第一条既不是工具结果也不是状态通知的消息就停下")
     bracket = role == "user" and str(history[wanted]["content"]).startswith("[")
     return then(say(f"{wanted} is the latest cut at or before {index}: messages[{wanted}] is "
                     f"a {role} message, where a turn begins. Your cut at {got} keeps more than "
@@ -243,10 +243,10 @@ def _latest_hint(history: list[dict], index: int, wanted: int, got: int) -> str:
                     + ("It begins with \"[\", but it is the user's (a pasted log): tell a "
                        "state note by is_state_note, which looks for the whole STATE_NOTE, not "
                        "by its first character. " if bracket else ""),
-                    f"不超过 {index} 的最近一个切口是 {wanted}：messages[{wanted}] 是一条 "
-                    f"{role} 消息，回合从这里开始。你的切口 {got} 多留了不必要的消息。"
+                    f"不超过 {index} 的最近一个切分点是 {wanted}：messages[{wanted}] 是一条 "
+                    f"{role} 消息，回合从这里开始。你的切分点 {got} 多留了不必要的消息。"
                     + ("它虽然以“[”开头，却是用户自己的消息（贴进来的日志）：要用 is_state_note "
-                       "来认状态说明，它看的是完整的 STATE_NOTE，而不是第一个字符。"
+                       "来认状态通知，它看的是完整的 STATE_NOTE，而不是第一个字符。"
                        if bracket else "")),
                 _cut_rule())
 
@@ -278,9 +278,9 @@ def _note_hint(history: list[dict], got: int) -> str:
                f"(is_state_note): {why}, and begins no turn. Step back over it as over a tool "
                "result" + (f": messages[{first}] to messages[{last}] are all state notes, so step "
                            "back over every one of them (while, not if)" if several else ""),
-               f"messages[{got}] 是一条状态说明，是智能体自己写的 user 消息（is_state_note）："
+               f"messages[{got}] 是一条状态通知，是智能体自己写的 user 消息（is_state_note）："
                f"{why}，本身并不开始一个回合。像跳过工具结果一样跳过它"
-               + (f"：messages[{first}] 到 messages[{last}] 都是状态说明，要把它们每一条都跳过"
+               + (f"：messages[{first}] 到 messages[{last}] 都是状态通知，要把它们每一条都跳过"
                   "（用 while，不是 if）" if several else ""))
 
 
@@ -303,7 +303,7 @@ def _judge_cut(safe_cut, about: str, history: list[dict], index: int) -> None:
         why = say("safe_cut must not change the history it is given (del, pop, clear, ...): it "
                   "only finds where a cut may fall, and returns that index; the caller keeps "
                   "messages[cut:] itself",
-                  "safe_cut 不能改动传给它的历史（del、pop、clear 之类）：它只负责找出切口可以"
+                  "safe_cut 不能改动传给它的历史（del、pop、clear 之类）：它只负责找出切分点可以"
                   "落在哪里，并返回这个下标；保留 messages[cut:] 是调用方自己的事")
         after = say("after safe_cut, the list given holds:", "safe_cut 之后，传进来的列表变成了：")
         raise Hint(f"{expected}{GOT}{returned(got)}\n{after}\n{_described(passed, clamped)}"
@@ -317,7 +317,7 @@ def _judge_cut(safe_cut, about: str, history: list[dict], index: int) -> None:
     if not 0 <= got <= len(history):
         why = then(say(f"a cut is an index from 0 to len(messages), {len(history)} here, "
                        "both included. ",
-                       f"切口是 0 到 len(messages)（这里是 {len(history)}）之间的下标，"
+                       f"切分点是 0 到 len(messages)（这里是 {len(history)}）之间的下标，"
                        "两端都包括。"), _clamp_rule())
         raise Hint(f"{expected}{GOT}{got!r}" + hint(why))
     if got > clamped:
@@ -330,7 +330,7 @@ def _judge_cut(safe_cut, about: str, history: list[dict], index: int) -> None:
         else:
             why = say(f"a cut falls at or before index: {got} is after {clamped}, so it drops "
                       "messages the caller asked to keep. Step back, never forward",
-                      f"切口必须落在 index 或它之前：{got} 在 {clamped} 之后，"
+                      f"切分点必须落在 index 或它之前：{got} 在 {clamped} 之后，"
                       "会丢掉调用方要求保留的消息。只能往回退，不能往前走")
         raise Hint(f"{expected}{GOT}{got!r}" + hint(why))
     kept = [SUMMARY, *history[got:]]
@@ -655,7 +655,7 @@ def _policy_rule(n: int) -> str:
                "the indices of the user messages that are not state notes; with "
                f"{fewer} there is nothing to cut: return the list you were given",
                f"保留最近 {n} 个回合：从 messages[starts[-{n}]] 开始的历史，其中 starts 是那些"
-               f"不是状态说明的 user 消息的下标；这样的消息不超过 {n} 条时，没有什么可截的："
+               f"不是状态通知的 user 消息的下标；这样的消息不超过 {n} 条时，没有什么可截的："
                "原样返回传进来的列表")
 
 
@@ -666,15 +666,15 @@ def _policy_why(given: list[dict], result: list[dict], n: int) -> str:
         return say("a state note is a user message the user never wrote (is_state_note): the "
                    "agent tells its state with it, and it begins no turn. Count only the user "
                    "messages that are not state notes. ",
-                   "状态说明是用户从来没写过的 user 消息（is_state_note）：智能体用它来告诉模型"
-                   "自己的状态，它并不开始一个回合。只数那些不是状态说明的 user 消息。")
+                   "状态通知是用户从来没写过的 user 消息（is_state_note）：智能体用它来告诉模型"
+                   "自己的状态，它并不开始一个回合。只数那些不是状态通知的 user 消息。")
     plain = [i for i in every if not str(given[i].get("content")).startswith("[")]
     if plain != starts and result == (given if len(plain) <= n else given[plain[-n]:]):
         return say("a user message may begin with \"[\" and be the user's all the same (a pasted "
                    "log): tell a state note by is_state_note, which looks for the whole "
                    "STATE_NOTE, not by its first character. ",
                    "user 消息也可能以“[”开头，却仍然是用户自己的（比如贴进来的日志）：要用 "
-                   "is_state_note 来认状态说明，它看的是完整的 STATE_NOTE，而不是第一个字符。")
+                   "is_state_note 来认状态通知，它看的是完整的 STATE_NOTE，而不是第一个字符。")
     if len(starts) <= n:
         return ""  # nothing to cut: the rule says so
     kept = len(_starts(result))
@@ -687,7 +687,7 @@ def _policy_why(given: list[dict], result: list[dict], n: int) -> str:
     if kept == min(n, len(starts)) - 1:
         return say(f"one turn too few: {_last(n)} {begin} at starts[-{n}], one turn "
                    "earlier than your cut. ",
-                   f"少留了一个回合：最近 {n} 个回合从 starts[-{n}] 开始，比你的切口早一个回合。")
+                   f"少留了一个回合：最近 {n} 个回合从 starts[-{n}] 开始，比你的切分点早一个回合。")
     return ""
 
 
@@ -738,7 +738,7 @@ class _Watched:
                        "the model reads files in parallel, sometimes writes its todo list or "
                        "changes directory, then answers)",
                        f"在 {len(CHATS)} 次对话的第 {self.chat} 次、第 {self.round} 轮"
-                       "（每次对话里，模型先并行读几个文件，有时还写一下待办清单或者换个目录，"
+                       "（每次对话里，模型先并行读几个文件，有时还写一下待办列表或者换个目录，"
                        "然后回答）")
         return say(f"KeepLastTurns({self.n}) as the context policy of a real Agent, {when}; "
                    f"prepare was given {_messages(len(given))}, {_turns(count)}:",
@@ -829,7 +829,7 @@ class _Watched:
         if starts and given[starts[-1]] not in result:
             why = say("the latest user message (not a state note) is what the model is to answer "
                       "now: it must stay. ",
-                      "最近一条（不是状态说明的）user 消息，是模型现在要回答的：它必须留下。")
+                      "最近一条（不是状态通知的）user 消息，是模型现在要回答的：它必须留下。")
             raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n{_described(result, 0)}"
                        + hint(then(why + _policy_why(given, result, n), _policy_rule(n))))
         if len(result) > len(given):
@@ -932,7 +932,7 @@ def _refused(watched: _Watched, agent: Agent, refusal: IllegalHistory) -> Hint:
                   "batch. ",
                   "你的策略留下的历史以一个工具结果开头，而它的调用已经被截掉了：API 会拒绝这次"
                   "请求，而且历史还在，之后的每一次请求都会被拒绝。只在回合开始的地方截："
-                  f"数 user 消息（不算状态说明），而不是数消息；messages[-{n}:] 留下的是最后 {n} "
+                  f"数 user 消息（不算状态通知），而不是数消息；messages[-{n}:] 留下的是最后 {n} "
                   "条消息，它们可能只是同一批调用的几个工具结果。")
     else:
         why = say("every tool result must follow the call it answers, and every call needs its "

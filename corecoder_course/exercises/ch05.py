@@ -411,8 +411,8 @@ def _executor_rule() -> str:
                "None and not job.tool.mutating) at the same time, in a pool, and the others one "
                "at a time, in call order; put each result, perform(agent, job, agent.workspace), "
                "in results[job.call.id], and return once every call has its result",
-               "先按调用顺序逐个放行每个调用：jobs = [admit(agent, call) for call in calls]；"
-               "然后把工具只读的作业（job.tool is not None and not job.tool.mutating）放进线程池"
+               "先按调用顺序逐个准入每个调用：jobs = [admit(agent, call) for call in calls]；"
+               "然后把工具只读的 job（job.tool is not None and not job.tool.mutating）放进线程池"
                "同时运行，其余的按调用顺序逐个运行；每个结果 perform(agent, job, agent.workspace) "
                "都写进 results[job.call.id]，等每个调用都有了结果再返回")
 
@@ -470,7 +470,7 @@ def _executor_check(executor, folder: Path, places: dict[Path, str]) -> None:
                       "one at a time (perform returns its refusal). ",
                       "call_7 请求的是 meat，一个不存在的工具：admit 给它的 Job 里 tool 是 None，"
                       "refusal 就是它的全部结果。job.tool 是 None 时不要去读 job.tool.mutating："
-                      "像其余的作业一样逐个运行它（perform 会返回它的拒绝理由）。")
+                      "像其余的 job 一样逐个运行它（perform 会返回它的拒绝理由）。")
             why = then(why, _executor_rule())
         elif isinstance(e, KeyboardInterrupt):
             why = say("KeyboardInterrupt is how Ctrl+C stops the user's turn: an executor never "
@@ -492,7 +492,7 @@ def _executor_check(executor, folder: Path, places: dict[Path, str]) -> None:
         why = say(f"{c['id']} has a result that is not its own: put each call's result under "
                   "its own id, results[job.call.id] = the result of perform for that job",
                   f"{c['id']} 拿到的结果不是它自己的：每个调用的结果都要写在它自己的 id 下面，"
-                  "results[job.call.id] = 对这个作业调用 perform 的结果")
+                  "results[job.call.id] = 对这个 job 调用 perform 的结果")
         wanted = say(f"{c['id']}'s result: ", f"{c['id']} 的结果：") + repr(_wanted_result(c)) \
             + ("" if c["name"] in ("meet", "append_line") else "…")
         raise Hint(f"{about}\n{EXPECTED}{wanted}" + hint(why))
@@ -538,7 +538,7 @@ def _judge_results(results: dict, timeline: _Timeline, about: str) -> None:
     elif len(left) == len(CALLS):
         why = say("no call ran, and none has a result: run each job, perform(agent, job, "
                   "agent.workspace), and put what it returns in results[job.call.id]",
-                  "一个调用也没运行，也没有一个有结果：每个作业都要运行，perform(agent, job, "
+                  "一个调用也没运行，也没有一个有结果：每个 job 都要运行，perform(agent, job, "
                   "agent.workspace)，再把它的返回值写进 results[job.call.id]")
     else:
         why = say(f"{', '.join(left)} came back without a result of its own (the loop answered "
@@ -563,15 +563,16 @@ def _judge_runs(timeline: _Timeline, about: str) -> None:
                       "with perform(agent, job, agent.workspace), which runs the tool, catches "
                       "what it raises, bounds its output and tells the gates and the agent's "
                       "subscribers",
-                      f"{c['id']} 有结果，却从没经过 perform 运行：每个作业都要用 perform(agent, "
+                      f"{c['id']} 有结果，却从没经过 perform 运行：每个 job 都要用 perform(agent, "
                       "job, agent.workspace) 来运行，它会运行工具、接住工具抛出的异常、限制输出"
                       "的长度，并通知各个关卡和智能体的订阅者")
         else:
             why = say(f"{c['id']} ran {count} times: run each job once, either in the pool (a "
                       "read) or in order (the others), never both. A write that runs twice "
                       "writes twice",
-                      f"{c['id']} 运行了 {count} 次：每个作业只运行一次，要么在线程池里（只读的），"
-                      "要么按顺序逐个运行（其余的），不能两样都做。写操作运行两次，就会写两次")
+                      f"{c['id']} 运行了 {count} 次：每个 job 只运行一次，"
+                      "要么在线程池里（只读的），要么按顺序逐个运行（其余的），不能两样都做。"
+                      "写操作运行两次，就会写两次")
         raise Hint(about + hint(why))
 
 
@@ -624,7 +625,7 @@ def _judge_admission(events: list[tuple], batch: list[dict], about: str) -> None
         why = say("admit the calls in the executor's own thread, one at a time, not in the pool: "
                   "a consent question asks the user, and two asked from two threads at once "
                   "would interleave. ",
-                  "要在执行器自己的线程里逐个放行调用，不要放进线程池：授权确认要问用户，"
+                  "要在执行器自己的线程里逐个准入调用，不要放进线程池：授权确认要问用户，"
                   "两个线程同时问，问题就会交错在一起。")
         why = then(why, _executor_rule())
         raise Hint(about + hint(why))
@@ -636,17 +637,17 @@ def _judge_admission(events: list[tuple], batch: list[dict], about: str) -> None
         if sorted(asked) == sorted(due):
             why = say("admit the calls in call order, reads and writes alike: the user answers "
                       "consent questions in the order the model asked for the calls",
-                      "要按调用顺序放行，只读的和修改类的都一样：用户按模型请求调用的顺序"
+                      "要按调用顺序准入，只读的和修改类的都一样：用户按模型请求调用的顺序"
                       "回答授权确认")
         elif len(asked) > len(set(asked)):
             why = say("each call is admitted once: admit(agent, call) asks every gate, so "
                       "admitting a call twice asks the user twice",
-                      "每个调用只放行一次：admit(agent, call) 会问每一道关卡，"
-                      "放行两次就会问用户两次")
+                      "每个调用只准入一次：admit(agent, call) 会问每一道关卡，"
+                      "准入两次就会问用户两次")
         else:
             why = say("every call is admitted, with admit(agent, call): it finds the tool, "
                       "checks the arguments and asks each gate",
-                      "每个调用都要经过放行，admit(agent, call)：它找到工具、检查参数、"
+                      "每个调用都要经过准入，admit(agent, call)：它找到工具、检查参数、"
                       "询问每一道关卡")
         raise Hint(f"{about}\n{EXPECTED}{wanted}\n{GOT}{got}" + hint(why))
     # the last question, and the first call in call order that ran before it: the same whichever
@@ -660,7 +661,7 @@ def _judge_admission(events: list[tuple], batch: list[dict], about: str) -> None
                   "any. A consent question asked while calls run would interleave with their "
                   "output, and a no to a later call would come after earlier calls already "
                   "changed files",
-                  f"{ran} 已经运行了，关卡才被问到 {late}：先放行所有调用，"
+                  f"{ran} 已经运行了，关卡才被问到 {late}：先准入所有调用，"
                   "jobs = [admit(agent, call) for call in calls]，然后才运行其中任何一个。"
                   "调用运行时问授权确认，问题会和它们的输出交错在一起；而对后面某个调用说“不”时，"
                   "前面的调用可能已经改了文件")
