@@ -190,6 +190,20 @@ def test_a_table_that_cannot_be_read_says_why(tmp_path):
 MARK = "# --- defences"
 
 
+def used_at_import(node) -> set[str]:
+    """The names a top-level statement uses the moment Python runs it: a function's defaults and
+    decorators (not its body, which runs later); a class's bases, decorators and body, each of
+    its methods taken as a function; any other statement whole."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parts = [*node.args.defaults, *node.args.kw_defaults, *node.decorator_list]
+    elif isinstance(node, ast.ClassDef):
+        return {name for part in [*node.bases, *node.decorator_list] for name in used_at_import(part)
+                } | {name for statement in node.body for name in used_at_import(statement)}
+    else:
+        parts = [node]
+    return {sub.id for part in parts if part for sub in ast.walk(part) if isinstance(sub, ast.Name)}
+
+
 def placed(module: str) -> tuple[dict[str, int], int | None, set[str]]:
     """Where each definition of an engine module starts (methods as `Class.method`), the line of
     its defences mark (None: it has none), and the names that what stands above the mark needs
@@ -207,14 +221,7 @@ def placed(module: str) -> tuple[dict[str, int], int | None, set[str]]:
         methods = [m for m in getattr(node, "body", []) if isinstance(m, ast.FunctionDef)]
         starts |= {f"{name}.{m.name}": m.lineno for m in methods}
         if mark is None or node.lineno < mark:
-            now = [node] if not isinstance(node, ast.FunctionDef) else []
-            now += [part for f in [node, *methods] if isinstance(f, ast.FunctionDef)
-                    for part in [*f.args.defaults, *f.args.kw_defaults, *f.decorator_list] if part]
-            for part in now:
-                for sub in ast.walk(part):
-                    if isinstance(sub, ast.Name) and not any(
-                            sub in set(ast.walk(m)) for m in methods if part is node):
-                        needed.add(sub.id)
+            needed |= used_at_import(node)
     return starts, mark, needed
 
 

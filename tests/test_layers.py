@@ -143,5 +143,5 @@ def test_the_readmes_layout_is_the_packages_map(readme):
     assert set(named) == set(LAYERS), f"{readme}'s layout and the map differ"
     for place, said in named.items():
         chapter = LAYERS[place]
-        assert said == str(chapter) if isinstance(chapter, int) else not said.isdigit(), (
+        assert (said == str(chapter)) if isinstance(chapter, int) else (not said.isdigit()), (
             f"{readme} puts corecoder/{place} in {said!r}; the map says {chapter}")
