@@ -8,6 +8,9 @@
                                                    their outputs, sync again
     python -m authoring translated FILE     record that a Chinese notebook or essay has
                                                    caught up with its English
+    python -m authoring mutants             mutate each declared exercise's reference and
+                                                   rewrite authoring/MUTANTS.md: what its
+                                                   checker kills
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     translated = commands.add_parser(
         "translated", help="record the English a Chinese notebook or essay was translated from")
     translated.add_argument("files", nargs="+", type=Path)
+    commands.add_parser("mutants", help="score each declared exercise's checker on mutants of "
+                                        "its reference (authoring/MUTANTS.md)")
     args = parser.parse_args(argv)
     if not chapters(args.folder):  # a check that found nothing to check must not pass
         print(f"error: no chapters (NN-slug.ipynb) in {args.folder}", file=sys.stderr)
@@ -50,6 +55,15 @@ def main(argv: list[str] | None = None) -> int:
         for path in write_student_edition(args.out_dir, args.folder):
             print(path)
         return 0
+
+    if args.command == "mutants":
+        from .mutants import TARGET, write
+
+        scores = write()
+        for s in scores:
+            print(f"{s.name}: {s.share:.0%} of {s.killed + len(s.survived)} killed, "
+                  f"{len(s.equivalent)} equivalent")
+        return 0 if all(s.share >= TARGET for s in scores) else 1
 
     from .coverage import CoverageError
     from .sync import SyncError, record_translations

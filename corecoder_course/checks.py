@@ -12,6 +12,7 @@ so `check("ch01.x", ...)` needs nothing imported beforehand.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import importlib
 import json
@@ -22,6 +23,7 @@ from pathlib import Path
 from .words import language, say
 
 CHECKERS: dict[str, Callable] = {}
+FAILED: collections.Counter[str] = collections.Counter()  # the learner's failed checks, by name
 
 
 def not_implemented() -> str:
@@ -223,26 +225,44 @@ def describe(messages: list[dict], around: int | None = None) -> str:
 
 
 def _find(name: str) -> Callable | None:
+    """The checker of exercise `name`, its chapter's module loaded on first use. A chapter that
+    fails to load says why (a package missing, most often), not that there is no exercise."""
     if name not in CHECKERS and "." in name:
-        chapter = name.split(".", 1)[0]
+        chapter = f"{__package__}.exercises.{name.split('.', 1)[0]}"
         try:
-            importlib.import_module(f"{__package__}.exercises.{chapter}")
-        except ModuleNotFoundError:
+            importlib.import_module(chapter)
+        except ModuleNotFoundError as e:
+            if e.name != chapter:
+                raise needs(e.name) from None
             return None
     return CHECKERS.get(name)
 
 
-def verdict(name: str, answer) -> tuple[bool, str]:
-    """Run exercise `name`'s checks on `answer`: whether it passed, and what to tell the learner."""
-    run = _find(name)
+def needs(package: str | None) -> ImportError:
+    """The error of a check that needs a package the learner's install lacks."""
+    return ImportError(say(f"the checks need the package {package!r}: "
+                           "pip install 'corecoder-course[course]'",
+                           f"检查需要 {package!r} 这个包：pip install 'corecoder-course[course]'"))
+
+
+def verdict(name: str, answer, tries: int = 1) -> tuple[bool, str]:
+    """Run exercise `name`'s checks on `answer`: whether it passed, and what to tell the learner.
+    `tries`: the how-manieth try of the learner's this is (a declared exercise tells the
+    code's shape from the second on; kit.py)."""
+    try:
+        run = _find(name)
+    except ImportError as e:
+        return False, f"✗ {name}: {e}"
     if run is None:
         return False, say(f"✗ there is no exercise called {name!r}", f"✗ 没有名为 {name!r} 的练习")
     try:
-        run(answer)
+        run(answer, tries) if getattr(run, "tiered", False) else run(answer)
     except NotImplementedError:
         return False, f"✗ {name}: {not_implemented()}"
     except Hint as failed:
         return False, f"✗ {name}: {say('not yet.', '还不对。')}\n" + _indent(str(failed))
+    except ImportError as e:  # the learner's install lacks what the check needs: say which
+        return False, f"✗ {name}: {e}"
     except Exception as e:
         # the checker met something it did not foresee: still one line, not a wall
         could_not = say("the check could not finish", "检查没能跑完")
@@ -253,7 +273,9 @@ def verdict(name: str, answer) -> tuple[bool, str]:
 def check(name: str, answer) -> None:
     """Run exercise `name`'s checks on `answer` and print ✓ or a hint. (It returns nothing, so a
     notebook shows the verdict alone; `verdict` gives the same answer to code.)"""
-    print(verdict(name, answer)[1])
+    passed, told = verdict(name, answer, tries=FAILED[name] + 1)
+    FAILED[name] += not passed
+    print(told)
 
 
 def _indent(text: str) -> str:

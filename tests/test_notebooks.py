@@ -1708,37 +1708,10 @@ def cost(usage, price):  # the fresh tokens held at 0, but every cached token ch
     return (max(0, usage.prompt_tokens - usage.cached_tokens) * price.input + usage.cached_tokens * rate
             + usage.completion_tokens * price.output) / 1_000_000
 """],
+    # ch04.safe_cut's mistakes are one-line changes of turn_start, declared beside its checker
+    # (corecoder_course/exercises/ch04.py) and proven by tests/test_kit.py; what stays here is
+    # what no one line of it makes: the right cut, with the caller's history changed under it
     "ch04.safe_cut": ["""
-def safe_cut(messages, index):  # one step back from a tool result: orphans the rest of a parallel batch
-    index = max(0, min(index, len(messages)))
-    return index - 1 if index < len(messages) and messages[index]["role"] == "tool" else index
-""", """
-def safe_cut(messages, index):  # back to a user message: legal, but an assistant message begins a turn too
-    index = max(0, min(index, len(messages)))
-    while 0 < index < len(messages) and messages[index]["role"] != "user":
-        index -= 1
-    return index
-""", """
-def safe_cut(messages, index):  # state notes ignored: a cut between a batch's results and its note
-    index = max(0, min(index, len(messages)))
-    while 0 < index < len(messages) and messages[index]["role"] == "tool":
-        index -= 1
-    return index
-""", """
-def safe_cut(messages, index):  # steps forward, past the results: drops messages the caller asked to keep
-    index = max(0, min(index, len(messages)))
-    while index < len(messages) and (messages[index]["role"] == "tool" or is_state_note(messages[index])):
-        index += 1
-    return index
-""", """
-def safe_cut(messages, index):  # no clamping: -1 comes back as -1, and an index past the end raises IndexError
-    while index > 0 and (messages[index]["role"] == "tool" or is_state_note(messages[index])):
-        index -= 1
-    return index
-""", """
-def safe_cut(messages, index):  # always 0: legal, but keeps the whole history, never the latest cut
-    return 0
-""", """
 def safe_cut(messages, index):  # the right cut, then del messages[:index]: the caller's history is cut under it
     index = max(0, min(index, len(messages)))
     while 0 < index < len(messages) and (messages[index]["role"] == "tool" or is_state_note(messages[index])):
@@ -1751,36 +1724,6 @@ def safe_cut(messages, index):  # the right cut, then messages.clear(): the call
     while 0 < index < len(messages) and (messages[index]["role"] == "tool" or is_state_note(messages[index])):
         index -= 1
     messages.clear()
-    return index
-""", """
-def safe_cut(messages, index):  # a state note told by its "[": a user's message that begins with "[" is stepped over
-    index = max(0, min(index, len(messages)))
-    while 0 < index < len(messages) and (messages[index]["role"] == "tool"
-                                         or str(messages[index]["content"]).startswith("[")):
-        index -= 1
-    return index
-""", """
-def safe_cut(messages, index):  # a state note told by "todo list": a note of the working directory begins a turn
-    index = max(0, min(index, len(messages)))
-    while 0 < index < len(messages) and (messages[index]["role"] == "tool"
-                                         or "todo list" in str(messages[index]["content"])):
-        index -= 1
-    return index
-""", """
-def safe_cut(messages, index):  # if, not while, for the notes: of two notes in a row, it stops at the first
-    index = max(0, min(index, len(messages)))
-    if 0 < index < len(messages) and is_state_note(messages[index]):
-        index -= 1
-    while 0 < index < len(messages) and messages[index]["role"] == "tool":
-        index -= 1
-    return index
-""", """
-def safe_cut(messages, index):  # a negative index counted from the end, as in Python: -1 is not brought to 0
-    if index < 0:
-        index += len(messages)
-    index = max(0, min(index, len(messages)))
-    while 0 < index < len(messages) and (messages[index]["role"] == "tool" or is_state_note(messages[index])):
-        index -= 1
     return index
 """],
     "ch04.estimate": ["""

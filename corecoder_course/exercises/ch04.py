@@ -7,13 +7,15 @@
     ch04.policy    a context policy, KeepLastTurns(n), that keeps the last n turns, plugged
                    into a real Agent
 
-The expected answer is always the engine's own: `turn_start` of context.py, on histories made
-by hand and on seeded random legal ones (every index, and some past either end; state notes of
-the todo list and of the working directory, two in a row now and then, and a user message that
-begins with "[" as a note does), and `text_tokens` of tokens.py, on a small corpus of six kinds
-of text (Japanese mostly in kana, and Korean, among them). A cut is also held to the rule it
-exists for: the history kept after a summary must pass `check_history`; and `safe_cut` must
-leave the history it is given unchanged.
+`ch04.safe_cut` is a declared exercise (kit.py): its reference is `turn_start` of context.py,
+its inputs every legal history (inputs.py: parallel batches, state notes of every kind, two in
+a row now and then, one first now and then, a user's message that begins with "[" as a note
+does) at every index and past either end, and its known mistakes are one line of `turn_start`
+written wrong. A cut no mistake explains is judged by what it does to the history: outside
+0..len, after the index, an orphan `check_history` finds, a state note, or an earlier turn.
+
+The estimate's expected answer is the engine's own: `text_tokens` of tokens.py, on a small
+corpus of six kinds of text (Japanese mostly in kana, and Korean, among them).
 
 `ch04.policy` runs the learner's class as the context policy of a real `Agent`: five chats of
 two rounds each (the model reads files in parallel, sometimes writes its todo list or moves to
@@ -37,7 +39,6 @@ import copy
 import dis
 import json
 import numbers
-import random
 import re
 import tempfile
 from decimal import Decimal
@@ -79,6 +80,7 @@ from ..checks import (
     shown,
     then,
 )
+from ..kit import Exercise, Mistake
 from ..words import say
 
 
@@ -96,123 +98,57 @@ def _described(messages, around: int | None = None) -> str:
 SUMMARY = user("[summary]")  # what a compaction puts before the history it keeps
 
 
-def _calls(*ids: str, text: str = "") -> dict:
-    return assistant(text, [ToolCall(i, "read_file", json.dumps({"path": f"{i}.py"}))
-                            for i in ids])
-
-
-def _results(*ids: str) -> list[dict]:
-    return [tool_result(i, f"     1\tprint({i!r})\n(end of file, 1 line)") for i in ids]
-
-
 def _note(todo: str) -> dict:
     """A state note after the todo list changed, as Agent.tell_state writes it."""
     return user(f"{STATE_NOTE}\n\nYour todo list:\n{todo}")
 
 
-def _moved(cwd: str) -> dict:
-    """A state note after a `cd`: the new working directory, as Agent.tell_state writes it."""
-    return user(f"{STATE_NOTE}\n\nWorking directory: {cwd}")
+def _calls(*ids: str) -> list[dict]:
+    """An assistant message that calls read_file once per id, then each call's result."""
+    calls = [ToolCall(i, "read_file", json.dumps({"path": f"{i}.py"})) for i in ids]
+    return [assistant("", calls), *(tool_result(i, f"print({i!r})") for i in ids)]
 
 
-# the last ask begins with "[", as a pasted log may: the user's message all the same
-ASKS = ("Why does the test fail?", "Fix it.", "Run the tests again.", "Now the docs.",
-        "[CI] test_calc.py failed again. Why?")
-TODOS = ("[>] read the tests", "[x] read the tests\n[>] fix mean", "[x] fix mean")
-FOLDERS = ("/home/ada/calc/src", "/home/ada/calc", "/home/ada/calc/docs")
-ANSWERS = ("mean() divides by one too few.", "Fixed.", "All 3 tests pass.")
-SEEDS = range(1, 31)
+def _cut_examples() -> list[tuple[list[dict], int]]:
+    """The chapter's own history (a batch of three, answered, then the user again), and two
+    with state notes: every index of each, and one past either end."""
+    shown = [user("Read three parts."), *_calls("p1", "p2", "p3"), assistant("Done."),
+             user("And now?")]
+    notes = [user("Fix it."), *_calls("c1", "c2"), _note("[>] fix mean"),
+             user(f"{STATE_NOTE}\n\nWorking directory: /home/ada/calc/src"), assistant("Fixing."),
+             user("[CI] test_calc.py failed again"), *_calls("c3"), assistant("Fixed.")]
+    after_user = [user("Go on."), _note("[>] fix mean"), *_calls("c1"), assistant("Done.")]
+    return [(h, i) for h in (shown, notes, after_user) for i in range(-1, len(h) + 2)]
 
 
-def _random_note(rng: random.Random) -> dict:
-    if rng.random() < 0.6:
-        return _note(rng.choice(TODOS))
-    return _moved(rng.choice(FOLDERS))
+def _cut_inputs():
+    from hypothesis import strategies as st
+
+    from ..inputs import legal_histories
+
+    return legal_histories().flatmap(
+        lambda h: st.tuples(st.just(h), st.integers(-3, len(h) + 3)))
 
 
-def _random_history(seed: int) -> list[dict]:
-    """A legal history: turns of a user message (now and then a state note after it, as the
-    agent tells its state again after a compaction), batches of 1 to 4 parallel calls each
-    answered in order (now and then a state note after the results, the todo list or the
-    working directory, now and then two), mostly an answer."""
-    rng = random.Random(seed)
-    messages: list[dict] = []
-    made = 0
-    for _ in range(rng.randint(1, 4)):
-        messages.append(user(rng.choice(ASKS)))
-        if rng.random() < 0.15:
-            messages.append(_random_note(rng))
-        for _ in range(rng.randint(0, 3)):
-            ids = [f"call_{made + k}" for k in range(1, rng.randint(1, 4) + 1)]
-            made += len(ids)
-            messages += [_calls(*ids, text=rng.choice(("", "Let me look."))), *_results(*ids)]
-            if rng.random() < 0.3:
-                messages.append(_random_note(rng))
-                if rng.random() < 0.25:
-                    messages.append(_random_note(rng))
-        if rng.random() < 0.8:
-            messages.append(assistant(rng.choice(ANSWERS)))
-    return messages
+def _cut_call(args: tuple[list[dict], int]) -> str:
+    history, index = args
+    clamped = max(0, min(index, len(history)))
+    return f"{case(say('the history', '历史'), history, clamped)}\nsafe_cut(messages, {index})"
 
 
-def cut_cases() -> list[tuple[str, list[dict]]]:
-    """(what the case is, a legal history): the cases made by hand, then random ones."""
-    return [
-        (say("a batch of three parallel calls, their three results, then the answer",
-             "一批三个并行工具调用，它们的三个工具结果，然后是回答"),
-         [user("Why does the test fail?"), *[_calls("c1", "c2", "c3")],
-          *_results("c1", "c2", "c3"), assistant("mean() divides by one too few.")]),
-        (say("a state note after a batch's results (the todo list changed), then another turn, "
-             "whose batch moved the working directory",
-             "一批工具结果之后跟着一条状态通知（待办列表变了），然后是下一个回合，"
-             "它的那批调用改变了工作目录"),
-         [user("Plan the fix."), _calls("c1", "c2"), *_results("c1", "c2"),
-          _note("[>] fix mean"), assistant("Planned."), user("Go on in src."), _calls("c3"),
-          *_results("c3"), _moved("/home/ada/calc/src"), assistant("Done.")]),
-        (say("a state note right after the user's message (the agent tells its state again "
-             "after a compaction)",
-             "用户消息后面紧跟着一条状态通知（压缩之后，智能体会把状态再告诉模型一遍）"),
-         [user("Go on."), _note("[>] fix mean"), _calls("c1", "c2"), *_results("c1", "c2"),
-          assistant("Fixed.")]),
-        (say("two batches in a row in one turn: the assistant message of the second follows "
-             "the results of the first",
-             "一个回合里连着两批调用：第二批的 assistant 消息紧跟在第一批的工具结果后面"),
-         [user("Fix it."), _calls("c1"), *_results("c1"), _calls("c2", "c3", "c4"),
-          *_results("c2", "c3", "c4"), _note("[x] fix mean"), _calls("c5"), *_results("c5"),
-          assistant("Fixed.")]),
-        (say("two state notes in a row after a batch's results (the todo list, then the "
-             "working directory), then another turn",
-             "一批工具结果之后连着两条状态通知（先是待办列表，再是工作目录），然后是下一个回合"),
-         [user("Fix it in src."), _calls("c1", "c2"), *_results("c1", "c2"),
-          _note("[>] fix mean"), _moved("/home/ada/calc/src"), assistant("Fixing."),
-          user("Go on."), _calls("c3"), *_results("c3"), assistant("Fixed.")]),
-        (say("a user message that begins with \"[\" (a pasted log): the user's own, not a "
-             "state note",
-             "一条以“[”开头的 user 消息（贴进来的日志）：是用户自己的消息，不是状态通知"),
-         [user("Run the tests."), _calls("c1"), *_results("c1"), assistant("2 failed."),
-          user("[CI] test_calc.py failed again. Why?"), _calls("c2", "c3"),
-          *_results("c2", "c3"), assistant("mean() divides by one too few.")]),
-        (say("an empty history", "空历史"), []),
-        *((say(f"a random legal history (seed {seed})", f"一段随机的合法历史（种子 {seed}）"),
-           _random_history(seed)) for seed in SEEDS),
-    ]
+CUT_RULE = ("a turn begins at any message that is neither a tool result nor a state note "
+            "(is_state_note): from index, step back over tool results and state notes, and "
+            "stop at 0",
+            "回合从任何一条既不是工具结果、也不是状态通知（is_state_note）的消息开始："
+            "从 index 往回退，跳过工具结果和状态通知，最多退到 0")
 
 
-def _cut_rule() -> str:
-    return say("a turn begins at any message that is neither a tool result nor a state note "
-               "(is_state_note): from index, step back over tool results and state notes, and "
-               "stop at 0",
-               "回合从任何一条既不是工具结果、也不是状态通知（is_state_note）的消息开始："
-               "从 index 往回退，跳过工具结果和状态通知，最多退到 0")
-
-
-def _clamp_rule() -> str:
-    return say("clamp index into 0..len(messages) first, max(0, min(index, len(messages))): "
-               "len(messages) keeps nothing of the history, and orphans nothing; look at "
-               "messages[index] only while 0 < index < len(messages)",
-               "先把 index 限制在 0..len(messages) 之内：max(0, min(index, len(messages)))。"
-               "len(messages) 表示历史一条也不留，也就不会留下孤立的工具结果；只在 "
-               "0 < index < len(messages) 时才去看 messages[index]")
+CLAMP_RULE = ("clamp index into 0..len(messages) first, max(0, min(index, len(messages))): "
+              "len(messages) keeps nothing of the history, and orphans nothing; look at "
+              "messages[index] only while 0 < index < len(messages)",
+              "先把 index 限制在 0..len(messages) 之内：max(0, min(index, len(messages)))。"
+              "len(messages) 表示历史一条也不留，也就不会留下孤立的工具结果；只在 "
+              "0 < index < len(messages) 时才去看 messages[index]")
 
 
 def _latest_hint(history: list[dict], index: int, wanted: int, got: int) -> str:
@@ -222,7 +158,7 @@ def _latest_hint(history: list[dict], index: int, wanted: int, got: int) -> str:
                         f"{len(history)}, which keeps nothing and orphans nothing. ",
                         f"index {index} 已经到了末尾或者超出了末尾：切分点就是 len(messages)，"
                         f"也就是 {len(history)}，什么都不留，也不会留下孤立的工具结果。"),
-                    _clamp_rule())
+                    say(*CLAMP_RULE))
     role = history[wanted]["role"]
     if role == "assistant":
         return say(f"{wanted} is the latest cut at or before {index}: messages[{wanted}] is an "
@@ -248,7 +184,7 @@ def _latest_hint(history: list[dict], index: int, wanted: int, got: int) -> str:
                     + ("它虽然以“[”开头，却是用户自己的消息（贴进来的日志）：要用 is_state_note "
                        "来认状态通知，它看的是完整的 STATE_NOTE，而不是第一个字符。"
                        if bracket else "")),
-                _cut_rule())
+                say(*CUT_RULE))
 
 
 def _note_hint(history: list[dict], got: int) -> str:
@@ -284,83 +220,87 @@ def _note_hint(history: list[dict], got: int) -> str:
                   "（用 while，不是 if）" if several else ""))
 
 
-def _judge_cut(safe_cut, about: str, history: list[dict], index: int) -> None:
+def _cut_diagnose(args: tuple[list[dict], int], got: int, wanted: int) -> str | None:
+    """Why a cut that is no known mistake is wrong, from what it would do to the history."""
+    history, index = args
     clamped = max(0, min(index, len(history)))
-    given = f"{case(about, history, clamped)}\nsafe_cut(messages, {index})"
-    wanted = turn_start(history, index)
-    expected = f"{given}\n{EXPECTED}{wanted!r}\n"
-    passed = copy.deepcopy(history)
-    kind, got = outcome(safe_cut, passed, index)
-    if kind == "raised":
-        outside = not 0 <= index < len(history)
-        why = _clamp_rule() if outside else _cut_rule()
-        raise Hint(f"{expected}{GOT}{raised(got)}" + hint(why))
-    try:
-        changed = passed != history
-    except (Exception, KeyboardInterrupt, SystemExit):  # something put in it that cannot compare
-        changed = True
-    if changed:
-        why = say("safe_cut must not change the history it is given (del, pop, clear, ...): it "
-                  "only finds where a cut may fall, and returns that index; the caller keeps "
-                  "messages[cut:] itself",
-                  "safe_cut 不能改动传给它的历史（del、pop、clear 之类）：它只负责找出切分点可以"
-                  "落在哪里，并返回这个下标；保留 messages[cut:] 是调用方自己的事")
-        after = say("after safe_cut, the list given holds:", "safe_cut 之后，传进来的列表变成了：")
-        raise Hint(f"{expected}{GOT}{returned(got)}\n{after}\n{_described(passed, clamped)}"
-                   + hint(why))
-    if isinstance(got, bool) or not isinstance(got, int):
-        why = say("return the index where the kept history begins, an int: the caller keeps "
-                  "messages[cut:]",
-                  "返回保留下来的历史从哪里开始，一个 int 类型的下标：调用方保留 messages[cut:]")
-        raise Hint(f"{expected}{GOT}{returned(got)}" + hint(why))
-    got = int.__index__(got)  # a plain int: a subclass's own methods never run
     if not 0 <= got <= len(history):
-        why = then(say(f"a cut is an index from 0 to len(messages), {len(history)} here, "
-                       "both included. ",
-                       f"切分点是 0 到 len(messages)（这里是 {len(history)}）之间的下标，"
-                       "两端都包括。"), _clamp_rule())
-        raise Hint(f"{expected}{GOT}{got!r}" + hint(why))
+        return then(say(f"a cut is an index from 0 to len(messages), {len(history)} here, "
+                        "both included. ",
+                        f"切分点是 0 到 len(messages)（这里是 {len(history)}）之间的下标，"
+                        "两端都包括。"), say(*CLAMP_RULE))
     if got > clamped:
-        if index < 0:  # counted from the end, as Python's negative indices are
-            why = then(say(f"index {index} is before the start of the history: here a "
-                           "negative index is not counted from the end, as it is in Python, "
-                           "it is brought up to 0. ",
-                           f"index {index} 在历史的开头之前：这里的负数下标不像 Python 里那样"
-                           "从末尾倒着数，而是被提到 0。"), _clamp_rule())
-        else:
-            why = say(f"a cut falls at or before index: {got} is after {clamped}, so it drops "
-                      "messages the caller asked to keep. Step back, never forward",
-                      f"切分点必须落在 index 或它之前：{got} 在 {clamped} 之后，"
-                      "会丢掉调用方要求保留的消息。只能往回退，不能往前走")
-        raise Hint(f"{expected}{GOT}{got!r}" + hint(why))
-    kept = [SUMMARY, *history[got:]]
+        return say(f"a cut falls at or before index: {got} is after {clamped}, so it drops "
+                   "messages the caller asked to keep. Step back, never forward",
+                   f"切分点必须落在 index 或它之前：{got} 在 {clamped} 之后，"
+                   "会丢掉调用方要求保留的消息。只能往回退，不能往前走")
     try:
-        check_history(kept)
+        check_history([SUMMARY, *history[got:]])
     except IllegalHistory as e:
-        at = int(m[1]) if (m := re.search(r"message (\d+)", str(e))) else 1
-        why = say("the kept history must not begin with a tool result: the call it answers was "
-                  "cut away, and the API refuses the whole request (400). A batch of parallel "
-                  "calls has one result per call, all in a row: step back over every one of "
-                  "them (while, not if), to the assistant message that made the calls",
-                  "保留下来的历史不能以工具结果开头：它所回应的调用已经被截掉了，API 会拒绝整个"
-                  "请求（400）。一批并行工具调用每个调用都有一个工具结果，一个挨着一个："
-                  "要跳过其中每一个（用 while，不是 if），一直退到发出这些调用的 assistant 消息")
-        kept_after = say("the history kept, after a summary:", "保留下来的历史，前面加上摘要：")
-        says = say("check_history says: ", "check_history 说：")
-        raise Hint(f"{expected}{GOT}{got!r}\n{kept_after}\n{describe(kept, at)}\n{says}{e}"
-                   + hint(why)) from None
+        says = say("check_history says of what is kept: ", "check_history 对保留下来的历史说：")
+        return then(f"{says}{e}. ", say(*CUT_RULE))
     if got > wanted:  # legal, at or before index, after the turn's start: a state note
-        raise Hint(f"{expected}{GOT}{got!r}" + hint(_note_hint(history, got)))
-    if got != wanted:
-        raise Hint(f"{expected}{GOT}{got!r}" + hint(_latest_hint(history, index, wanted, got)))
+        return _note_hint(history, got)
+    return _latest_hint(history, index, wanted, got)
 
 
-@checker("ch04.safe_cut")
-def check_safe_cut(safe_cut) -> None:
-    with scrubbed():
-        for about, history in cut_cases():
-            for index in range(-1, len(history) + 2):  # every index, and one past either end
-                _judge_cut(safe_cut, about, history, index)
+SAFE_CUT = Exercise(
+    "ch04.safe_cut", turn_start, _cut_inputs, _cut_call, examples=_cut_examples(),
+    rule=CUT_RULE, diagnose=_cut_diagnose,
+    shape=("index = max(0, min(index, len(messages))); then while 0 < index < len(messages) "
+           "and messages[index] is a tool result or a state note: index -= 1",
+           "index = max(0, min(index, len(messages)))；然后只要 0 < index < len(messages)，"
+           "并且 messages[index] 是工具结果或状态通知，就 index -= 1"),
+    mistakes=[
+        Mistake("while 0 < index", "if 0 < index", (
+            "one step back is not enough: a batch of parallel calls has one result per call, "
+            "all in a row, and state notes may follow them. Step back over every one (while, "
+            "not if), to the assistant message that made the calls",
+            "只退一步不够：一批并行工具调用每个调用都有一个工具结果，一个挨着一个，后面还可能"
+            "跟着状态通知。要把它们每一条都跳过（用 while，不是 if），一直退到发出这些调用的 "
+            "assistant 消息")),
+        Mistake('["role"] == "tool"', '["role"] not in ("user", "system")', (
+            "a turn begins at an assistant message too, not only at the user's: any results "
+            "after it answer its own calls, so keeping from there orphans nothing. Stop at the "
+            "first message that is neither a tool result nor a state note",
+            "回合不只从用户消息开始，也从 assistant 消息开始：它后面的工具结果回应的是它自己的"
+            "调用，所以从这里保留不会留下孤立的工具结果。遇到第一条既不是工具结果也不是状态"
+            "通知的消息就停下")),
+        Mistake("or is_state_note(messages[index])", "or False", (
+            "a state note (is_state_note) is a user message the agent wrote: it belongs with "
+            "the message before it (the results of the calls that changed its state, or the "
+            "user's message, after a compaction) and begins no turn. Step back over it as over "
+            "a tool result",
+            "状态通知（is_state_note）是智能体自己写的 user 消息：它和它前面那条消息属于同一个"
+            "回合（改变了状态的那些调用的工具结果，或者压缩之后用户的那条消息），本身并不开始"
+            "一个回合。像跳过工具结果一样跳过它")),
+        Mistake("is_state_note(messages[index])",
+                'str(messages[index]["content"]).startswith("[")', (
+                    "a user's own message may begin with \"[\" too (a pasted log): tell a "
+                    "state note by is_state_note, which looks for the whole STATE_NOTE, not by "
+                    "its first character",
+                    "用户自己的消息也可能以“[”开头（贴进来的日志）：要用 is_state_note 来认"
+                    "状态通知，它看的是完整的 STATE_NOTE，而不是第一个字符")),
+        Mistake("index -= 1", "index += 1", (
+            "a cut falls at or before index: stepping forward drops messages the caller asked "
+            "to keep. Step back, never forward",
+            "切分点必须落在 index 或它之前：往前走会丢掉调用方要求保留的消息。只能往回退，"
+            "不能往前走")),
+        Mistake("index = max(0, min(index, len(messages)))",
+                "index = max(0, min(index + len(messages) if index < 0 else index, "
+                "len(messages)))", (
+                    "here a negative index is not counted from the end, as it is in Python: "
+                    "it is brought up to 0. Clamp" + CLAMP_RULE[0].removeprefix("clamp"),
+                    "这里的负数下标不像 Python 里那样从末尾倒着数，而是被提到 0。"
+                    + CLAMP_RULE[1])),
+        Mistake("index = max(0, min(index, len(messages)))", "pass", CLAMP_RULE),
+        Mistake("return index", "return 0", (
+            "0 is always legal, but it keeps the whole history: the cut is the latest turn "
+            "start at or before index, so that a compaction keeps no more than it must",
+            "0 永远合法，但它把整段历史都留下了：切分点是不超过 index 的最近一个回合开始处，"
+            "这样压缩时才不会多留不必要的消息")),
+    ],
+)
 
 
 # --- ch04.estimate -----------------------------------------------------------------------

@@ -1,0 +1,263 @@
+"""The course kit: an exercise is declared, and one routine judges every answer the same way.
+
+An `Exercise` names what the learner writes and the engine's own definition of it, the
+`reference`; the inputs, as a hypothesis strategy drawn from the whole domain the chapter's
+prose promises (not the few examples it shows); the rule in the chapter's words, and the
+shape of the code; the known `Mistake`s, each one line of the reference written wrong and
+why that is wrong. `judge` runs the answer beside the reference on the examples, then on
+generated inputs (a fixed seed per exercise: the same verdict every run), and on the first
+input where they differ it says why, climbing one ladder:
+
+    raised            the answer raised where the reference returns
+    changed its input the arguments it was handed were changed under the caller
+    wrong type        a value of another type than the reference's (an int, not '3')
+    a known mistake   the answer returned what a listed mistake returns: that mistake's why
+    the rule          anything else: the rule, and on a second failure the shape of the code
+
+The input a hint shows is the smallest hypothesis could find that still fails (it shrinks
+what it generated), so a learner reads a short history, not the hundredth random one. The
+probes then call the answer twice on the same input (a second call that differs keeps state
+it should not). A mistake is code, so the suite proves each one fails with its own hint,
+and mutates the reference mechanically to measure what the inputs can tell apart
+(authoring/mutants.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import signal
+import textwrap
+import threading
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .checks import CHECKERS, EXPECTED, GOT, Hint, hint, needs, outcome, raised, returned, shown
+from .words import say
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A wrong answer a learner writes: the reference with `line` (text found once in its
+    source) written as `wrong` ("" drops it), and `why` ((English, Chinese)) it is wrong."""
+
+    line: str
+    wrong: str
+    why: tuple[str, str]
+
+    def apply(self, reference: Callable) -> Callable:
+        """The reference, written with this mistake: a function of the same name."""
+        return rewritten(reference, self.line, self.wrong)
+
+
+@dataclass
+class Exercise:
+    """What a checker needs to know of one exercise; `judge` does the rest."""
+
+    name: str  # the id a notebook checks: "ch04.safe_cut"
+    reference: Callable  # the engine's own definition: what a right answer returns
+    inputs: Callable  # () -> a hypothesis strategy of argument tuples (hypothesis loads on use)
+    call: Callable[[tuple], str]  # an input, as the hint shows the call: "safe_cut([...], 3)"
+    rule: tuple[str, str]  # what a right answer does, in the chapter's words (en, zh)
+    shape: tuple[str, str] = ("", "")  # the shape of the code: told on a second failure
+    examples: Sequence[tuple] = ()  # inputs tried first: the ones the chapter shows
+    mistakes: Sequence[Mistake] = ()
+    diagnose: Callable | None = None  # (args, got, wanted) -> why, or None: a domain's own
+    same: Callable = lambda got, wanted, args: got == wanted  # noqa: E731  (a right value)
+    max_examples: int = 200
+    equivalent: Mapping[str, str] = field(default_factory=dict)  # mutants that are no mistake
+    tiered = True  # `check` passes the try's number: the shape is told from the second on
+
+    def __post_init__(self):
+        CHECKERS[self.name] = self
+
+    def __call__(self, answer, tries: int = 1) -> None:
+        """The checker `check` runs (`tries`: this is the learner's n-th try in this kernel)."""
+        judge(self, answer, tries)
+
+    def wrong(self) -> list[tuple[Callable, Mistake]]:
+        """Each mistake, written (compiled once)."""
+        if not hasattr(self, "_written"):
+            self._written = [(m.apply(self.reference), m) for m in self.mistakes]
+        return self._written
+
+
+def rewritten(fn: Callable, line: str, wrong: str) -> Callable:
+    """`fn` with `line` of its source replaced by `wrong`, compiled beside it (in its module's
+    globals, so it sees what the original sees)."""
+    source = textwrap.dedent(inspect.getsource(fn))
+    if source.count(line) != 1:
+        raise ValueError(f"{line!r} is in {fn.__name__}'s source {source.count(line)} times")
+    namespace = dict(fn.__globals__)
+    exec(compile(source.replace(line, wrong), f"<{fn.__name__}, written wrong>", "exec"),
+         namespace)
+    return namespace[fn.__name__]
+
+
+def judge(exercise: Exercise, answer, tries: int = 1) -> None:
+    """Raise `Hint` at the first input where `answer` and the reference part ways."""
+    try:
+        _judge(exercise, answer, tries)
+    except _Hung as hung:
+        raise Hint(exercise.call(hung.found) + _why(exercise, say(
+            f"your code did not return within {LIMIT:g} s on this input: a loop that never "
+            "ends? (each step must bring it closer to stopping)",
+            f"在这个输入上，你的代码 {LIMIT:g} 秒内没有返回：是不是有一个永远不会结束的循环？"
+            "（循环的每一步都要离结束更近一点）"), tries)) from None
+
+
+def _judge(exercise: Exercise, answer, tries: int) -> None:
+    for args in exercise.examples:
+        _compare(exercise, answer, args, tries)
+    try:
+        _generated(exercise, lambda args: _compare(exercise, answer, args, tries, explain=False))
+    except _Differs as differs:
+        _compare(exercise, answer, differs.found, tries)  # the smallest input found, explained
+        raise Hint(exercise.call(differs.found) + hint(say(  # it passed this time: it keeps state
+            "this input failed, then passed when tried again: keep nothing between calls",
+            "这个输入先是没通过，再试一次又通过了：两次调用之间不要留下任何状态"))) from None
+    if exercise.examples:  # the probe: the same input twice, the same answer twice
+        args = exercise.examples[-1]
+        first, again = _run(answer, copy.deepcopy(args)), _run(answer, copy.deepcopy(args))
+        if first[0] == "returned" and not _equal(again, first):
+            raise Hint(exercise.call(args) + f"\n{GOT}{shown(first[1])}, "
+                       + say("then, called again on the same input, ", "再用同样的输入调用一次，")
+                       + shown(again[1]) + hint(say(
+                           "a second call must give the same answer: keep nothing between calls",
+                           "第二次调用必须给出同样的结果：两次调用之间不要留下任何状态")))
+
+
+def _generated(exercise: Exercise, test: Callable) -> None:
+    """`test` on inputs drawn from the exercise's strategy, the same ones every run; the first
+    failure is shrunk to the smallest input that still fails, then raised."""
+    try:
+        from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+    except ModuleNotFoundError as e:  # installed without the course's extras
+        raise needs(e.name) from None
+
+    run = settings(max_examples=exercise.max_examples, derandomize=False, database=None,
+                   deadline=None, verbosity=Verbosity.quiet, report_multiple_bugs=False,
+                   suppress_health_check=list(HealthCheck),
+                   phases=(Phase.explicit, Phase.generate, Phase.shrink))
+    case = seed(zlib.crc32(exercise.name.encode()))(run(given(exercise.inputs())(test)))
+    try:
+        case()
+    except _Differs:
+        raise
+    except Exception as error:  # a failure that did not repeat (state kept between calls)
+        inner = next((e for e in getattr(error, "exceptions", ()) if isinstance(e, _Differs)),
+                     None)
+        if inner is None:
+            raise
+        raise inner from None
+
+
+LIMIT = 2.0  # seconds one call of the answer may take: the reference takes microseconds
+
+
+class _Hung(BaseException):
+    """The answer ran past LIMIT: a BaseException, so that hypothesis stops at once (shrinking a
+    loop that never ends would cost LIMIT a step) and the answer's `except Exception` lets it
+    by."""
+
+    def __init__(self, found: tuple):
+        self.found = found
+
+
+def _run(answer, args: tuple) -> tuple[str, object]:
+    """`outcome(answer, *args)`, stopped after LIMIT seconds where a signal can stop it (the
+    main thread, where a notebook runs its cells, on a system with SIGALRM)."""
+    main = threading.current_thread() is threading.main_thread()
+    if not main or not hasattr(signal, "setitimer"):
+        return outcome(answer, *args)
+
+    def stop(*_):
+        raise _Hung(args)
+
+    before = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, LIMIT)
+    try:
+        return outcome(answer, *args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+class _Differs(Exception):
+    """A generated input where the answer parts ways: explained once hypothesis has shrunk it."""
+
+    def __init__(self, found: tuple):
+        self.found = found
+
+
+def _compare(exercise: Exercise, answer, args: tuple, tries: int, explain: bool = True) -> None:
+    wanted = exercise.reference(*copy.deepcopy(args))
+    handed = copy.deepcopy(args)
+    kind, got = _run(answer, handed)
+
+    def fail(what: str, reason: Callable[[], str]):
+        if not explain:  # a search step: cheap, and said once the input is the smallest
+            raise _Differs(args)
+        given = f"{exercise.call(args)}\n{EXPECTED}{shown(wanted)}\n{GOT}"
+        raise Hint(given + what + _why(exercise, reason(), tries))
+
+    if kind == "raised":
+        fail(raised(got), lambda: say(*exercise.rule))
+    if not _equal(handed, args):
+        fail(returned(got), lambda: say(
+            "the answer changed the input it was handed (the caller's own list: del, pop, "
+            "clear, sort...); work on it without changing it",
+            "你的代码改动了传给它的输入（调用方自己的列表：del、pop、clear、sort 之类）；"
+            "只读它，不要改它"))
+    if type(got) is not type(wanted) and not (type(wanted) is float and type(got) is int):
+        fail(returned(got), lambda: say(f"return a {type(wanted).__name__}, as the engine's "
+                                        "own does",
+                                        f"要返回 {type(wanted).__name__}，和引擎自己的一样"))
+    if not exercise.same(got, wanted, args):
+        fail(returned(got), lambda: _reason(exercise, answer, args, got, wanted))
+
+
+def _reason(exercise: Exercise, answer, args: tuple, got, wanted) -> str:
+    """Why a value is wrong: a known mistake's why, the exercise's own diagnosis, the rule."""
+    mistake = _known(exercise, answer, args, got)
+    if mistake is not None:
+        return say(*mistake.why)
+    found = exercise.diagnose(args, got, wanted) if exercise.diagnose else None
+    return found or say(*exercise.rule)
+
+
+def _why(exercise: Exercise, reason: str, tries: int) -> str:
+    """The hint's last lines: the reason; from the second failure on, the code's shape too."""
+    if tries < 2 or not exercise.shape[0]:
+        return hint(reason)
+    return hint(reason) + "\n" + say("the code's shape: ", "代码的样子：") + say(*exercise.shape)
+
+
+def _known(exercise: Exercise, answer, args: tuple, got) -> Mistake | None:
+    """The listed mistake that returns what the answer returned here; of several, the one
+    that also agrees with the answer on most of the examples (its fingerprint)."""
+    matching = [(wrong, m) for wrong, m in exercise.wrong()
+                if _equal(quietly(wrong, args), ("returned", got))]
+    if len(matching) < 2:
+        return matching[0][1] if matching else None
+    theirs = [quietly(answer, example) for example in exercise.examples]
+    agreed = [sum(_equal(quietly(wrong, example), mine)
+                  for example, mine in zip(exercise.examples, theirs, strict=True))
+              for wrong, _ in matching]
+    return matching[agreed.index(max(agreed))][1]
+
+
+def quietly(fn: Callable, args: tuple) -> tuple[str, object]:
+    """What `fn` does on a copy of `args`: ("returned", a value) or ("raised", its type)."""
+    try:
+        return "returned", fn(*copy.deepcopy(args))
+    except (Exception, KeyboardInterrupt, SystemExit) as e:
+        return "raised", type(e)
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # a value that cannot compare is not the same value
+        return False

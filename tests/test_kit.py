@@ -1,0 +1,166 @@
+"""The course kit (corecoder_course/kit.py): a declared exercise is judged by one routine.
+
+For every declared exercise: the engine's own definition passes, the learner's stub is told it
+is not implemented yet, every listed mistake fails with its own reason in both languages, the
+verdicts are the same on every run and under every hash seed, and authoring/MUTANTS.md is the
+current score of the checker against mechanical mutants of the reference, at the target. Then
+the ladder itself, on a small exercise declared here: what raised, what changed its input, what
+returned another type, what loops forever, what keeps state between calls, and the tiers.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from hypothesis import strategies as st
+
+from authoring.mutants import TABLE, TARGET, declared, score, table
+from corecoder_course.checks import CHECKERS, verdict
+from corecoder_course.kit import Exercise, Mistake
+from corecoder_course.words import speaking
+
+EXERCISES = declared()
+MISTAKES = [(e.name, k) for e in EXERCISES for k in range(len(e.mistakes))]
+
+
+def test_chapters_declare_exercises():
+    assert "ch04.safe_cut" in {e.name for e in EXERCISES}
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.name)
+def test_the_engines_own_definition_passes_and_a_stub_is_not_implemented(exercise):
+    assert verdict(exercise.name, exercise.reference) == (True, f"✓ {exercise.name} passed")
+
+    def stub(*args):
+        raise NotImplementedError
+
+    passed, told = verdict(exercise.name, stub)
+    assert not passed and "not implemented yet" in told
+
+
+@pytest.mark.parametrize("name, k", MISTAKES, ids=[f"{n}-{k}" for n, k in MISTAKES])
+def test_every_listed_mistake_fails_with_its_own_reason_in_both_languages(name, k):
+    exercise = CHECKERS[name]
+    wrong, mistake = exercise.wrong()[k]
+    for language, why in zip(("en", "zh"), mistake.why, strict=True):
+        with speaking(language):
+            passed, told = verdict(name, wrong)
+        assert not passed and "Traceback" not in told
+        assert " ".join(why.split()) in " ".join(told.split()), told
+
+
+VERDICTS = textwrap.dedent("""
+    from authoring.mutants import declared
+    from corecoder_course.checks import verdict
+    for exercise in declared():
+        print(verdict(exercise.name, exercise.reference))
+        for wrong, _ in exercise.wrong():
+            print(*{verdict(exercise.name, wrong) for _ in range(4)})  # one verdict, 4 runs
+""")
+
+
+def test_every_verdict_is_the_same_on_every_run_and_under_every_hash_seed():
+    runs = [subprocess.Popen([sys.executable, "-c", VERDICTS], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+            for seed in ("0", "1", "2")]  # side by side: 3 seeds x 4 runs, 12 in all
+    printed = {run.communicate()[0] for run in runs}
+    assert [run.returncode for run in runs] == [0, 0, 0] and len(printed) == 1
+    verdicts = printed.pop().splitlines()
+    assert len(verdicts) == len(EXERCISES) + len(MISTAKES)
+    assert all(line.count("(False, ") == 1 for line in verdicts if "(True, " not in line)
+
+
+def test_the_mutation_table_is_current_and_every_exercise_meets_the_target():
+    scores = [score(exercise) for exercise in EXERCISES]
+    assert TABLE.read_text(encoding="utf-8") == table(scores), "run: python -m authoring mutants"
+    assert {s.name: f"{s.share:.0%}" for s in scores if s.share < TARGET} == {}
+
+
+# --- the ladder, on an exercise declared here -------------------------------------------
+
+def last_word(text: str) -> str:
+    """The last word of `text` ("" if it has none)."""
+    words = text.split()
+    return words[-1] if words else ""
+
+
+LAST_WORD = Exercise(
+    "test.last_word", last_word, lambda: st.tuples(st.text(" ab\t\n中")),
+    lambda args: f"last_word({args[0]!r})",
+    rule=("the last run of characters that are not whitespace", "最后一段不含空白的字符"),
+    shape=("text.split()[-1], or '' when there is none", "text.split()[-1]，没有就返回 ''"),
+    examples=[("a b",), ("",)],
+    mistakes=[Mistake("return words[-1] if words else \"\"", "return words[0] if words else \"\"",
+                      ("the last word, not the first", "是最后一个词，不是第一个"))],
+)
+
+
+def told(answer, tries: int = 1) -> str:
+    passed, text = verdict("test.last_word", answer, tries)
+    assert not passed
+    return text
+
+
+def test_an_answer_that_raises_is_shown_the_input_and_the_rule():
+    text = told(lambda text: text.split()[-1])
+    assert "last_word('')" in text and "IndexError" in text and "the last run of" in text
+
+
+def test_a_known_mistake_is_named_by_its_reason():
+    assert "the last word, not the first" in told(lambda text: (text.split() or [""])[0])
+
+
+def test_a_wrong_type_is_told_before_the_value():
+    assert "return a str" in told(lambda text: text.split()[-1:])
+
+
+def test_generated_inputs_catch_what_the_examples_miss_and_show_the_smallest():
+    text = told(lambda text: text.split(" ")[-1])  # right on both examples; tabs and newlines
+    assert "last_word(" in text and ("\\t" in text or "\\n" in text), text
+
+
+def test_an_answer_that_changes_its_input_is_told_so():
+    exercise = Exercise("test.first", lambda xs: xs[0] if xs else None,
+                        lambda: st.tuples(st.lists(st.integers())), lambda args: f"first({args})",
+                        rule=("the first item", "第一项"), examples=[([1, 2],)])
+    passed, text = verdict("test.first", lambda xs: xs.pop(0) if xs else None)
+    assert not passed and "changed the input" in text and exercise.name in CHECKERS
+
+
+def test_a_loop_that_never_ends_is_stopped(monkeypatch):
+    monkeypatch.setattr("corecoder_course.kit.LIMIT", 0.2)
+
+    def spins(text):
+        while text:
+            pass
+        return ""
+
+    assert "did not return within 0.2 s" in told(spins)
+
+
+def test_state_kept_between_calls_is_caught():
+    seen = []
+
+    def remembers(text):
+        seen.append(text)
+        return last_word(text) if len(seen) < 3 else "x"
+
+    assert "x" in told(remembers)
+
+
+def test_the_shape_is_told_from_the_second_failure_on():
+    first, second = told(lambda text: "", tries=1), told(lambda text: "", tries=2)
+    assert "text.split()[-1]" not in first and "text.split()[-1]" in second
+
+
+def test_a_chapter_that_cannot_load_says_what_it_needs(monkeypatch):
+    def missing(name):
+        raise ModuleNotFoundError("No module named 'hypothesis'", name="hypothesis")
+
+    monkeypatch.setattr("importlib.import_module", missing)
+    passed, text = verdict("ch42.anything", len)
+    assert not passed and "'hypothesis'" in text and "corecoder-course[course]" in text
