@@ -65,6 +65,9 @@ class Exercise:
     mistakes: Sequence[Mistake] = ()
     diagnose: Callable | None = None  # (args, got, wanted) -> why, or None: a domain's own
     same: Callable = lambda got, wanted, args: got == wanted  # noqa: E731  (a right value)
+    # how an answer is put to work on an input: called (a function), or plugged into a real
+    # agent and watched (a class at a seam: run(cls, *args) returns what was seen)
+    run: Callable = lambda answer, *args: answer(*args)  # noqa: E731
     max_examples: int = 200
     equivalent: Mapping[str, str] = field(default_factory=dict)  # mutants that are no mistake
     tiered = True  # `check` passes the try's number: the shape is told from the second on
@@ -119,7 +122,8 @@ def _judge(exercise: Exercise, answer, tries: int) -> None:
             "这个输入先是没通过，再试一次又通过了：两次调用之间不要留下任何状态"))) from None
     if exercise.examples:  # the probe: the same input twice, the same answer twice
         args = exercise.examples[-1]
-        first, again = _run(answer, copy.deepcopy(args)), _run(answer, copy.deepcopy(args))
+        first = _run(exercise, answer, copy.deepcopy(args))
+        again = _run(exercise, answer, copy.deepcopy(args))
         if first[0] == "returned" and not _equal(again, first):
             raise Hint(exercise.call(args) + f"\n{GOT}{shown(first[1])}, "
                        + say("then, called again on the same input, ", "再用同样的输入调用一次，")
@@ -165,12 +169,12 @@ class _Hung(BaseException):
         self.found = found
 
 
-def _run(answer, args: tuple) -> tuple[str, object]:
-    """`outcome(answer, *args)`, stopped after LIMIT seconds where a signal can stop it (the
-    main thread, where a notebook runs its cells, on a system with SIGALRM)."""
+def _run(exercise: Exercise, answer, args: tuple) -> tuple[str, object]:
+    """`outcome` of the answer put to work on `args`, stopped after LIMIT seconds where a signal
+    can stop it (the main thread, where a notebook runs its cells, on a system with SIGALRM)."""
     main = threading.current_thread() is threading.main_thread()
     if not main or not hasattr(signal, "setitimer"):
-        return outcome(answer, *args)
+        return outcome(exercise.run, answer, *args)
 
     def stop(*_):
         raise _Hung(args)
@@ -178,7 +182,7 @@ def _run(answer, args: tuple) -> tuple[str, object]:
     before = signal.signal(signal.SIGALRM, stop)
     signal.setitimer(signal.ITIMER_REAL, LIMIT)
     try:
-        return outcome(answer, *args)
+        return outcome(exercise.run, answer, *args)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
@@ -192,38 +196,50 @@ class _Differs(Exception):
 
 
 def _compare(exercise: Exercise, answer, args: tuple, tries: int, explain: bool = True) -> None:
-    wanted = exercise.reference(*copy.deepcopy(args))
+    """Fail unless the answer does on `args` what the reference does: returns the same value,
+    or raises the same kind of error (a reference that refuses an input is the spec too)."""
+    wanted_kind, wanted = quietly(exercise, exercise.reference, args, errors=True)
     handed = copy.deepcopy(args)
-    kind, got = _run(answer, handed)
+    kind, got = _run(exercise, answer, handed)
+    what = raised(got) if kind == "raised" else returned(got)
 
-    def fail(what: str, reason: Callable[[], str]):
+    def fail(reason: Callable[[], str]):
         if not explain:  # a search step: cheap, and said once the input is the smallest
             raise _Differs(args)
-        given = f"{exercise.call(args)}\n{EXPECTED}{shown(wanted)}\n{GOT}"
+        expected = (say("raises ", "抛出 ") + type(wanted).__name__ if wanted_kind == "raised"
+                    else shown(wanted))
+        given = f"{exercise.call(args)}\n{EXPECTED}{expected}\n{GOT}"
         raise Hint(given + what + _why(exercise, reason(), tries))
 
-    if kind == "raised":
-        fail(raised(got), lambda: say(*exercise.rule))
+    mine = (kind, type(got) if kind == "raised" else got)
+    if kind == "raised" and wanted_kind == "returned":
+        fail(lambda: _reason(exercise, answer, args, mine, wanted))
     if not _equal(handed, args):
-        fail(returned(got), lambda: say(
+        fail(lambda: say(
             "the answer changed the input it was handed (the caller's own list: del, pop, "
             "clear, sort...); work on it without changing it",
             "你的代码改动了传给它的输入（调用方自己的列表：del、pop、clear、sort 之类）；"
             "只读它，不要改它"))
+    if wanted_kind == "raised":
+        if not (kind == "raised" and isinstance(got, type(wanted))):
+            fail(lambda: _reason(exercise, answer, args, mine, wanted))
+        return
     if type(got) is not type(wanted) and not (type(wanted) is float and type(got) is int):
-        fail(returned(got), lambda: say(f"return a {type(wanted).__name__}, as the engine's "
-                                        "own does",
-                                        f"要返回 {type(wanted).__name__}，和引擎自己的一样"))
+        fail(lambda: say(f"return a {type(wanted).__name__}, as the engine's own does",
+                         f"要返回 {type(wanted).__name__}，和引擎自己的一样"))
     if not exercise.same(got, wanted, args):
-        fail(returned(got), lambda: _reason(exercise, answer, args, got, wanted))
+        fail(lambda: _reason(exercise, answer, args, mine, wanted))
 
 
-def _reason(exercise: Exercise, answer, args: tuple, got, wanted) -> str:
-    """Why a value is wrong: a known mistake's why, the exercise's own diagnosis, the rule."""
-    mistake = _known(exercise, answer, args, got)
+def _reason(exercise: Exercise, answer, args: tuple, mine: tuple, wanted) -> str:
+    """Why the answer is wrong: a known mistake's why, the exercise's own diagnosis (of a value
+    returned), the rule."""
+    mistake = _known(exercise, answer, args, mine)
     if mistake is not None:
         return say(*mistake.why)
-    found = exercise.diagnose(args, got, wanted) if exercise.diagnose else None
+    kind, got = mine
+    found = exercise.diagnose(args, got, wanted) if exercise.diagnose and kind == "returned" \
+        else None
     return found or say(*exercise.rule)
 
 
@@ -234,26 +250,28 @@ def _why(exercise: Exercise, reason: str, tries: int) -> str:
     return hint(reason) + "\n" + say("the code's shape: ", "代码的样子：") + say(*exercise.shape)
 
 
-def _known(exercise: Exercise, answer, args: tuple, got) -> Mistake | None:
-    """The listed mistake that returns what the answer returned here; of several, the one
-    that also agrees with the answer on most of the examples (its fingerprint)."""
+def _known(exercise: Exercise, answer, args: tuple, mine: tuple) -> Mistake | None:
+    """The listed mistake that does here what the answer did (returns the same value, raises
+    the same kind of error); of several, the one that also agrees with the answer on most of
+    the examples (its fingerprint)."""
     matching = [(wrong, m) for wrong, m in exercise.wrong()
-                if _equal(quietly(wrong, args), ("returned", got))]
+                if _equal(quietly(exercise, wrong, args), mine)]
     if len(matching) < 2:
         return matching[0][1] if matching else None
-    theirs = [quietly(answer, example) for example in exercise.examples]
-    agreed = [sum(_equal(quietly(wrong, example), mine)
-                  for example, mine in zip(exercise.examples, theirs, strict=True))
+    theirs = [quietly(exercise, answer, example) for example in exercise.examples]
+    agreed = [sum(_equal(quietly(exercise, wrong, example), it)
+                  for example, it in zip(exercise.examples, theirs, strict=True))
               for wrong, _ in matching]
     return matching[agreed.index(max(agreed))][1]
 
 
-def quietly(fn: Callable, args: tuple) -> tuple[str, object]:
-    """What `fn` does on a copy of `args`: ("returned", a value) or ("raised", its type)."""
+def quietly(exercise: Exercise, fn, args: tuple, errors: bool = False) -> tuple[str, object]:
+    """What `fn` does when put to work on a copy of `args`: ("returned", a value) or ("raised",
+    the error's type; with `errors`, the error itself)."""
     try:
-        return "returned", fn(*copy.deepcopy(args))
+        return "returned", exercise.run(fn, *copy.deepcopy(args))
     except (Exception, KeyboardInterrupt, SystemExit) as e:
-        return "raised", type(e)
+        return "raised", e if errors else type(e)
 
 
 def _equal(a, b) -> bool:

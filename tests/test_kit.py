@@ -164,3 +164,18 @@ def test_a_chapter_that_cannot_load_says_what_it_needs(monkeypatch):
     monkeypatch.setattr("importlib.import_module", missing)
     passed, text = verdict("ch42.anything", len)
     assert not passed and "'hypothesis'" in text and "corecoder-course[course]" in text
+
+
+def test_a_reference_that_refuses_an_input_is_the_spec_too():
+    def parse_port(text):
+        port = int(text)
+        if not 0 < port < 65536:
+            raise ValueError(f"no port: {port}")
+        return port
+
+    Exercise("test.port", parse_port, lambda: st.tuples(st.integers(-5, 70_000).map(str)),
+             lambda args: f"parse_port({args[0]!r})", rule=("1 to 65535", "1 到 65535"),
+             examples=[("80",)])
+    passed, text = verdict("test.port", int)  # never refuses
+    assert not passed and "expected: raises ValueError" in text and "returned int" in text
+    assert verdict("test.port", parse_port)[0]

@@ -151,75 +151,6 @@ CLAMP_RULE = ("clamp index into 0..len(messages) first, max(0, min(index, len(me
               "0 < index < len(messages) 时才去看 messages[index]")
 
 
-def _latest_hint(history: list[dict], index: int, wanted: int, got: int) -> str:
-    """Why `wanted` was right when `got` is an earlier, legal cut."""
-    if wanted == len(history):
-        return then(say(f"index {index} is at or past the end: the cut is len(messages), "
-                        f"{len(history)}, which keeps nothing and orphans nothing. ",
-                        f"index {index} 已经到了末尾或者超出了末尾：切分点就是 len(messages)，"
-                        f"也就是 {len(history)}，什么都不留，也不会留下孤立的工具结果。"),
-                    say(*CLAMP_RULE))
-    role = history[wanted]["role"]
-    if role == "assistant":
-        return say(f"{wanted} is the latest cut at or before {index}: messages[{wanted}] is an "
-                   "assistant message, and a turn begins at every assistant message, whatever "
-                   "comes before it (a user message, or the results of an earlier batch): any "
-                   "results after it answer its own calls, so keeping from there orphans nothing. "
-                   f"Your cut at {got} keeps more than it needs to: stop at the first message "
-                   "that is neither a tool result nor a state note",
-                   f"不超过 {index} 的最近一个切分点是 {wanted}：messages[{wanted}] 是一条 "
-                   "assistant 消息，而每条 assistant 消息都开始一个回合，不管它前面是什么"
-                   "（一条 user 消息，或者上一批调用的工具结果）：它后面如果有工具结果，回应的"
-                   f"也是它自己的调用，所以从这里保留不会留下孤立的工具结果。你的切分点 {got} 多留"
-                   "了不必要的消息：遇到第一条既不是工具结果也不是状态通知的消息就停下")
-    bracket = role == "user" and str(history[wanted]["content"]).startswith("[")
-    return then(say(f"{wanted} is the latest cut at or before {index}: messages[{wanted}] is "
-                    f"a {role} message, where a turn begins. Your cut at {got} keeps more than "
-                    "it needs to. "
-                    + ("It begins with \"[\", but it is the user's (a pasted log): tell a "
-                       "state note by is_state_note, which looks for the whole STATE_NOTE, not "
-                       "by its first character. " if bracket else ""),
-                    f"不超过 {index} 的最近一个切分点是 {wanted}：messages[{wanted}] 是一条 "
-                    f"{role} 消息，回合从这里开始。你的切分点 {got} 多留了不必要的消息。"
-                    + ("它虽然以“[”开头，却是用户自己的消息（贴进来的日志）：要用 is_state_note "
-                       "来认状态通知，它看的是完整的 STATE_NOTE，而不是第一个字符。"
-                       if bracket else "")),
-                say(*CUT_RULE))
-
-
-def _note_hint(history: list[dict], got: int) -> str:
-    """Why a cut at the state note `got` is wrong: said of what the note follows, the calls'
-    results or the user's message, and of the notes next to it."""
-    first, last = got, got
-    while first > 0 and is_state_note(history[first - 1]):
-        first -= 1
-    while last + 1 < len(history) and is_state_note(history[last + 1]):
-        last += 1
-    before = history[first - 1]["role"] if first > 0 else None
-    if before == "tool":
-        why = say("it tells what the calls just before it changed, so it belongs with them",
-                  "它说的是紧挨着它之前的那些调用改变了什么，所以它和那些调用属于同一个回合")
-    elif before == "user":
-        why = say(f"right after the user's message, messages[{first - 1}], it tells the "
-                  "agent's state again (as the agent does after a compaction), so it belongs "
-                  "with that message",
-                  f"它紧跟在用户消息 messages[{first - 1}] 后面，是智能体把自己的状态再说一遍"
-                  "（压缩之后智能体就会这样做），所以它和那条消息属于同一个回合")
-    else:
-        why = say("it tells what changed in the agent's state, so it belongs with the message "
-                  "before it",
-                  "它说的是智能体的状态有了什么变化，所以它和它前面的那条消息属于同一个回合")
-    several = last > first
-    return say(f"messages[{got}] is a state note, a user message the agent wrote "
-               f"(is_state_note): {why}, and begins no turn. Step back over it as over a tool "
-               "result" + (f": messages[{first}] to messages[{last}] are all state notes, so step "
-                           "back over every one of them (while, not if)" if several else ""),
-               f"messages[{got}] 是一条状态通知，是智能体自己写的 user 消息（is_state_note）："
-               f"{why}，本身并不开始一个回合。像跳过工具结果一样跳过它"
-               + (f"：messages[{first}] 到 messages[{last}] 都是状态通知，要把它们每一条都跳过"
-                  "（用 while，不是 if）" if several else ""))
-
-
 def _cut_diagnose(args: tuple[list[dict], int], got: int, wanted: int) -> str | None:
     """Why a cut that is no known mistake is wrong, from what it would do to the history."""
     history, index = args
@@ -239,9 +170,7 @@ def _cut_diagnose(args: tuple[list[dict], int], got: int, wanted: int) -> str | 
     except IllegalHistory as e:
         says = say("check_history says of what is kept: ", "check_history 对保留下来的历史说：")
         return then(f"{says}{e}. ", say(*CUT_RULE))
-    if got > wanted:  # legal, at or before index, after the turn's start: a state note
-        return _note_hint(history, got)
-    return _latest_hint(history, index, wanted, got)
+    return None  # a legal cut, but not the latest turn start: the rule says which
 
 
 SAFE_CUT = Exercise(
