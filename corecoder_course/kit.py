@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import numbers
 import signal
 import textwrap
 import threading
@@ -224,11 +225,27 @@ def _compare(exercise: Exercise, answer, args: tuple, tries: int, explain: bool 
         if not (kind == "raised" and isinstance(got, type(wanted))):
             fail(lambda: _reason(exercise, answer, args, mine, wanted))
         return
-    if type(got) is not type(wanted) and not (type(wanted) is float and type(got) is int):
-        fail(lambda: say(f"return a {type(wanted).__name__}, as the engine's own does",
-                         f"要返回 {type(wanted).__name__}，和引擎自己的一样"))
+    if not _same_kind(got, wanted):
+        fail(lambda: say(f"return a {_kind(wanted)}, as the engine's own does",
+                         f"要返回 {_kind(wanted)}，和引擎自己的一样"))
     if not exercise.same(got, wanted, args):
         fail(lambda: _reason(exercise, answer, args, mine, wanted))
+
+
+def _same_kind(got, wanted) -> bool:
+    """Whether `got` is of the kind `wanted` is: any real number for a number (an int for a
+    float, a float for an int: `same` judges how close), else the same type."""
+    if _number(wanted):
+        return _number(got)
+    return type(got) is type(wanted)
+
+
+def _number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _kind(value) -> str:
+    return say("number", "数值") if _number(value) else type(value).__name__
 
 
 def _reason(exercise: Exercise, answer, args: tuple, mine: tuple, wanted) -> str:
@@ -255,14 +272,25 @@ def _known(exercise: Exercise, answer, args: tuple, mine: tuple) -> Mistake | No
     the same kind of error); of several, the one that also agrees with the answer on most of
     the examples (its fingerprint)."""
     matching = [(wrong, m) for wrong, m in exercise.wrong()
-                if _equal(quietly(exercise, wrong, args), mine)]
+                if _alike(exercise, quietly(exercise, wrong, args), mine, args)]
     if len(matching) < 2:
         return matching[0][1] if matching else None
     theirs = [quietly(exercise, answer, example) for example in exercise.examples]
-    agreed = [sum(_equal(quietly(exercise, wrong, example), it)
+    agreed = [sum(_alike(exercise, quietly(exercise, wrong, example), it, example)
                   for example, it in zip(exercise.examples, theirs, strict=True))
               for wrong, _ in matching]
     return matching[agreed.index(max(agreed))][1]
+
+
+def _alike(exercise: Exercise, theirs: tuple, mine: tuple, args: tuple) -> bool:
+    """Whether two outcomes are alike: the same kind of error raised, or values the exercise
+    counts as the same (within its tolerance, where it has one)."""
+    if theirs[0] != mine[0] or theirs[0] == "raised":
+        return _equal(theirs, mine)
+    try:
+        return bool(exercise.same(mine[1], theirs[1], args))
+    except Exception:  # a value the exercise cannot compare is no match
+        return False
 
 
 def quietly(exercise: Exercise, fn, args: tuple, errors: bool = False) -> tuple[str, object]:
