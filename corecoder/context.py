@@ -90,8 +90,7 @@ class Compactor:
         and the tools' schemas, counted again only when the tools change (by name)."""
         tools = self.tools()
         if self.counted[0] != tuple(tools):
-            schemas = [t.schema() for t in tools.values()]
-            self.counted = (tuple(tools), 500 + tools_tokens(schemas))
+            self.counted = (tuple(tools), 500 + tools_tokens([t.schema() for t in tools.values()]))
         return self.counted[1]
 
     # tier 1
@@ -120,9 +119,8 @@ class Compactor:
             return messages  # nothing older than what must be kept
         old, recent = messages[:cut], messages[cut:]
         try:
-            summary = self._ask_for_summary(old, focus)
             note = ("[Summary of the earlier conversation, compacted to fit the context window]\n"
-                    f"{summary}")
+                    + self._ask_for_summary(old, focus))
             tier = "reset" if reset else "summarize"
         except Exception as e:  # a failed summary must not cost the session: drop instead
             note = (f"[{len(old)} earlier messages were dropped to fit the context window; "

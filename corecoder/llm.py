@@ -128,10 +128,9 @@ class LLM:
             except Exception as error:
                 if self.adapt(error):
                     continue  # the same attempt, asked the way this provider accepts
+                # give up when the error lasts, the tries are spent (None) or no time is left
                 delay = self.retry_delay(error, attempt)
-                if delay is not None and time.monotonic() + delay > deadline:
-                    delay = None  # no time left for another try
-                if delay is None:
+                if delay is None or time.monotonic() + delay > deadline:
                     raise self.explain(error, attempt) from error
                 shown.emit(Retrying(attempt, delay, describe(error)))
                 self.sleep(delay)
@@ -277,9 +276,7 @@ class Shown:
         self.now: dict[type, int] = {}  # characters received in this attempt
 
     def add(self, parts: list[str], kind: type, piece: str) -> None:
-        if not piece:
-            return
-        parts.append(piece)
+        parts.append(piece)  # an empty piece changes nothing, and is emitted to no one
         start = self.now.get(kind, 0)
         self.now[kind] = start + len(piece)
         fresh = piece[max(0, self.before.get(kind, 0) - start):]
@@ -333,8 +330,7 @@ def describe(error: Exception) -> str:
 
 def reasoning_of(delta) -> str:
     """Reasoning, from `reasoning_content` (DeepSeek, Kimi) or `reasoning` (OpenRouter...)."""
-    if delta is None:
-        return ""
+    # A chunk without a delta (None) has neither: getattr's default answers for it.
     return getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None) or ""
 
 

@@ -107,9 +107,8 @@ class ScriptedLLM(_Recorder):
     @classmethod
     def from_json(cls, path: str | Path) -> ScriptedLLM:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        turns = data["turns"] if isinstance(data, dict) else data
-        model = data.get("model", "scripted") if isinstance(data, dict) else "scripted"
-        return cls(turns, model=model)
+        script = data if isinstance(data, dict) else {"turns": data}  # or a bare list of turns
+        return cls(script["turns"], model=script.get("model", "scripted"))
 
     def chat(self, messages: list[dict], tools: list[dict] | None = None,
              emit: Callable | None = None) -> Reply:

@@ -72,10 +72,7 @@ class ToolCallAssembler:
     def _is_repeat(call: _Partial, arguments: str) -> bool:
         """A first chunk sent twice repeats complete arguments: keep them once. (Only a fragment
         as long as all before it can be one: the others cost no join, so reassembly is linear.)"""
-        if call.size != len(arguments):
-            return False
-        so_far = call.text()
-        return so_far == arguments and _is_json(so_far)
+        return call.size == len(arguments) and call.text() == arguments and _is_json(arguments)
 
     def result(self) -> list[ToolCall]:
         return [ToolCall(c.id or f"call_{i + 1}", c.name, c.text())
@@ -145,7 +142,5 @@ class ThinkSplitter:
 
 def _partial_tag_length(data: str, tag: str) -> int:
     """How many characters at the end of `data` could begin `tag`."""
-    for n in range(min(len(tag) - 1, len(data)), 0, -1):
-        if tag.startswith(data[-n:]):
-            return n
-    return 0
+    longest = min(len(tag) - 1, len(data))
+    return next((n for n in range(longest, 0, -1) if tag.startswith(data[-n:])), 0)

@@ -53,10 +53,7 @@ def tools_tokens(schemas: list[dict]) -> int:
 
 def window_for(model: str) -> int:
     name = model.lower()
-    for prefix, window in WINDOWS:
-        if name.startswith(prefix):
-            return window
-    return DEFAULT_WINDOW
+    return next((window for prefix, window in WINDOWS if name.startswith(prefix)), DEFAULT_WINDOW)
 
 
 class Estimate:

@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # reshape, and #27's move of the defences marks to where the coverage tables draw the line) is in
 # benchmarks/README.md, beside the before/after table. "chapters 1-6" and "engine" are ceilings.
 BUDGETS = {
-    "chapter 1": 309, "chapter 2": 829, "chapter 3": 333, "chapter 4": 177, "chapter 5": 71,
+    "chapter 1": 309, "chapter 2": 824, "chapter 3": 327, "chapter 4": 172, "chapter 5": 71,
     "chapter 6": 140, "chapter 7": 486, "chapter 8": 309, "chapter 9": 289,
-    "hardening of chapters 1-6": 424, "hardening of chapters 7-9": 134,
-    "chapters 1-6": 2_283, "engine": 3_501,
+    "hardening of chapters 1-6": 414, "hardening of chapters 7-9": 134,
+    "chapters 1-6": 2_257, "engine": 3_475,
 }
 MEASURED = totals(measure(ROOT / "corecoder"))
 

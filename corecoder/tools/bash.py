@@ -92,12 +92,10 @@ class Bash(Tool):
         if reason:
             raise ToolError(f"refused: {reason}. If it is really meant, ask the user to run it "
                             "themselves.")
-        note = ""
-        if not ws.cwd.is_dir():  # the cwd was deleted: stand in its nearest surviving parent
-            gone = ws.cwd
-            while not ws.cwd.is_dir():
-                ws.cwd = ws.cwd.parent
-            note = f"[note: {gone} no longer exists; running in {ws.cwd}]\n"
+        gone = ws.cwd
+        while not ws.cwd.is_dir():  # the cwd was deleted: stand in its nearest surviving parent
+            ws.cwd = ws.cwd.parent
+        note = f"[note: {gone} no longer exists; running in {ws.cwd}]\n" if ws.cwd != gone else ""
         with tempfile.TemporaryDirectory(prefix=SCRATCH) as scratch:
             where = Path(scratch) / "cwd"  # the EXIT trap writes the shell's last cwd here
             startup = Path(scratch) / "startup.sh"
@@ -113,9 +111,8 @@ class Bash(Tool):
         out, err = out.rstrip("\n"), err.rstrip("\n")
         parts = ([out] if out else []) + ([f"[stderr]\n{err}"] if err else [])
         if ending in ("cancelled", "timeout"):
-            why = f"timed out after {timeout} s"
-            if ending == "cancelled":
-                why = "interrupted by the user"
+            why = ("interrupted by the user" if ending == "cancelled"
+                   else f"timed out after {timeout} s")
             parts.append(f"[{why}: the command and everything it started were killed]")
         elif code < 0:
             parts.append(f"[killed by signal {signal.Signals(-code).name}]")

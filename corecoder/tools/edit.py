@@ -182,9 +182,8 @@ def read_text(path: Path, shown: str) -> tuple[str, str]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        bad = f"byte {e.object[e.start]:#04x} at offset {e.start}"
-        raise ToolError(f"{shown} is not UTF-8 ({bad}); edit_file leaves such files "
-                        "untouched.") from None
+        raise ToolError(f"{shown} is not UTF-8 (byte {e.object[e.start]:#04x} at offset "
+                        f"{e.start}); edit_file leaves such files untouched.") from None
     return (text[1:], BOM) if text.startswith(BOM) else (text, "")
 
 

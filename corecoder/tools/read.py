@@ -66,10 +66,9 @@ class ReadFile(Tool):
             window.append(numbered)
             size += len(numbered) + 1
         last = offset + len(window) - 1
-        if last == len(lines):
-            return "\n".join([*window, f"(end of file, {count(len(lines))})"])
-        more = f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"
-        return "\n".join([*window, more])
+        where = (f"(end of file, {count(len(lines))})" if last == len(lines)
+                 else f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)")
+        return "\n".join([*window, where])
 
 
 def split_lines(text: str) -> list[str]:

@@ -36,12 +36,11 @@ class WriteFile(Tool):
         shown = ws.show(target)
         if target.is_dir() or path.endswith("/"):
             raise ToolError(f"{shown} is a directory; give the path of a file inside it")
-        existed = target.exists()
+        verb = "overwrote" if target.exists() else "created"
         try:
             note = atomic_write(target, content, shared=True)
         except OSError as e:  # e.g. a parent "directory" that is a file, or no permission
             raise ToolError(f"cannot write {shown}: {e.strerror or e}") from e
-        verb = "overwrote" if existed else "created"
         size = len(content.encode("utf-8"))
         lines = count_lines(content)
         done = (f"{verb} {shown}: {lines} line{'' if lines == 1 else 's'} "
