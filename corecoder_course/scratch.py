@@ -18,19 +18,26 @@ import subprocess
 from pathlib import Path
 
 
-def workdir(name: str) -> Path:
-    """An empty folder `notebooks/.work/<name>` (emptied if it exists), relative to where we run."""
+def scratch() -> Path:
+    """`notebooks/.work`, relative to where we run (the repository's root or `notebooks/`),
+    made if it is missing, with the .gitignore that keeps git out of it."""
     here = Path.cwd()
     base = here / "notebooks" if (here / "notebooks").is_dir() else here
     work = base / ".work"
-    target = work / name
-    if target.exists():
-        shutil.rmtree(target)
-    target.mkdir(parents=True)
+    work.mkdir(parents=True, exist_ok=True)
     ignore = work / ".gitignore"
     if not ignore.exists():
         ignore.write_text("# scratch space of the notebooks: never committed\n*\n",
                           encoding="utf-8")
+    return work
+
+
+def workdir(name: str) -> Path:
+    """An empty folder `notebooks/.work/<name>` (emptied if it exists), relative to where we run."""
+    target = scratch() / name
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
     try:
         subprocess.run(["git", "init", "--quiet", str(target)], check=True, capture_output=True)
     except (OSError, subprocess.CalledProcessError):
