@@ -1,11 +1,12 @@
 """Helpers for the course notebooks: what a chapter calls, in one import.
 
-    from corecoder_course import (Gauge, Timeline, call_timeline, check, context_gauge,
+    from corecoder_course import (Gauge, Timeline, beside, call_timeline, check, context_gauge,
                                   explore_edits, outline, record, scrub_stream, show,
                                   step_through, workdir)
 
     show(obj)                 the real source of a package object, highlighted
     check(name, answer)       run an exercise's offline checks; prints ✓ or a hint
+    beside(name, answer)      the reveal: your answer beside the engine's, on the same inputs
     record(agent)             record an agent's rounds (a subscriber to its events)
     outline(messages)         a history as one short line per message
     step_through(recording)   a widget to step through the rounds, and the same as text
@@ -26,6 +27,7 @@ The tools that write the course (student edition, sync, execute) are apart, in
 from .checks import check
 from .explorer import explore_edits
 from .gauge import Gauge, context_gauge
+from .kit import beside
 from .recording import outline, record
 from .scratch import workdir
 from .scrubber import scrub_stream
@@ -33,5 +35,5 @@ from .source import show
 from .timeline import Timeline, call_timeline
 from .viewer import step_through
 
-__all__ = ["Gauge", "Timeline", "call_timeline", "check", "context_gauge", "explore_edits",
-           "outline", "record", "scrub_stream", "show", "step_through", "workdir"]
+__all__ = ["Gauge", "Timeline", "beside", "call_timeline", "check", "context_gauge",
+           "explore_edits", "outline", "record", "scrub_stream", "show", "step_through", "workdir"]

@@ -62,6 +62,7 @@ class Exercise:
     call: Callable[[tuple], str]  # an input, as the hint shows the call: "safe_cut([...], 3)"
     rule: tuple[str, str]  # what a right answer does, in the chapter's words (en, zh)
     shape: tuple[str, str] = ("", "")  # the shape of the code: told on a second failure
+    domain: tuple[str, str] = ("its inputs", "它的输入")  # what `inputs` draws from, in words
     examples: Sequence[tuple] = ()  # inputs tried first: the ones the chapter shows
     mistakes: Sequence[Mistake] = ()
     diagnose: Callable | None = None  # (args, got, wanted) -> why, or None: a domain's own
@@ -307,3 +308,30 @@ def _equal(a, b) -> bool:
         return bool(a == b)
     except Exception:  # a value that cannot compare is not the same value
         return False
+
+
+def beside(name: str, answer) -> None:
+    """The reveal: the learner's answer run beside the engine's own on the same inputs, the
+    chapter's examples and as many more drawn from the exercise's whole domain, and what came
+    of it printed (the first input where they part ways, if any). Build it, then compare it with
+    the real thing."""
+    from .checks import _find
+
+    exercise = _find(name)
+    reference = getattr(exercise.reference, "__qualname__", "the reference")
+    yours = getattr(answer, "__name__", "yours")
+    try:
+        judge(exercise, answer)
+    except NotImplementedError:
+        print(say(f"your {yours} is not written yet: write it above, then run this cell again",
+                  f"你的 {yours} 还没写：先在上面写好它，再运行这个单元格"))
+        return
+    except Hint as parted:
+        print(say(f"your {yours} and the engine's {reference} part ways here:",
+                  f"你的 {yours} 和引擎的 {reference} 在这里结果不同："))
+        print(textwrap.indent(str(parted), "  "))
+        return
+    print(say(f"your {yours} and the engine's {reference} agree on every input: the chapter's "
+              f"examples, and up to {exercise.max_examples} more drawn from {exercise.domain[0]}",
+              f"你的 {yours} 和引擎的 {reference} 在所有输入上结果一致：本章的例子，以及从"
+              f"{exercise.domain[1]}中抽取的至多 {exercise.max_examples} 个输入"))

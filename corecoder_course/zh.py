@@ -1,17 +1,19 @@
 """The course helpers of the Chinese edition: the same helpers, speaking Chinese.
 
-    from corecoder_course.zh import (Gauge, Timeline, call_timeline, check, context_gauge,
+    from corecoder_course.zh import (Gauge, Timeline, beside, call_timeline, check, context_gauge,
                                      explore_edits, outline, record, scrub_stream, show,
                                      step_through, workdir)
 
 A Chinese chapter imports its helpers from here, in its one cell tagged `language`;
 every other code cell is the English chapter's, character for character. `check`
-gives its verdict and hints in Chinese, `step_through` labels its rounds in Chinese, and
-`explore_edits`, `scrub_stream`, `context_gauge` and `call_timeline` their tables.
+gives its verdict and hints in Chinese (and `beside` its comparison), `step_through` labels
+its rounds in Chinese, and `explore_edits`, `scrub_stream`, `context_gauge` and
+`call_timeline` their tables.
 What they show of the engine and the model (messages, tool results, code) stays as it is:
 it is what the model sees. (words.py says how.)
 """
 
+from . import beside as _beside
 from . import call_timeline as _call_timeline
 from . import check as _check
 from . import context_gauge as _context_gauge
@@ -26,11 +28,12 @@ from .timeline import Timeline
 from .words import in_language
 
 check = in_language(_check, "zh")
+beside = in_language(_beside, "zh")
 step_through = in_language(_step_through, "zh")
 explore_edits = in_language(_explore_edits, "zh")
 scrub_stream = in_language(_scrub_stream, "zh")
 context_gauge = in_language(_context_gauge, "zh")
-call_timeline = in_language(_call_timeline, "zh")  # SPEAKING names these six (a test holds it)
+call_timeline = in_language(_call_timeline, "zh")  # SPEAKING names these seven (a test holds it)
 
-__all__ = ["Gauge", "Timeline", "call_timeline", "check", "context_gauge", "explore_edits",
-           "outline", "record", "scrub_stream", "show", "step_through", "workdir"]
+__all__ = ["Gauge", "Timeline", "beside", "call_timeline", "check", "context_gauge",
+           "explore_edits", "outline", "record", "scrub_stream", "show", "step_through", "workdir"]

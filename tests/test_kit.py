@@ -179,3 +179,33 @@ def test_a_reference_that_refuses_an_input_is_the_spec_too():
     passed, text = verdict("test.port", int)  # never refuses
     assert not passed and "expected: raises ValueError" in text and "returned int" in text
     assert verdict("test.port", parse_port)[0]
+
+
+# --- derive before the reveal ------------------------------------------------------------
+
+def chapter_of(exercise: Exercise) -> list:
+    """The cells of the exercise's chapter, in English."""
+    from authoring.notebook import chapters, read
+
+    return read(next(p for p in chapters() if p.name[:2] == exercise.name[2:4])).cells
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.name)
+def test_an_exercise_that_derives_a_definition_comes_before_its_reveal_and_is_run_beside_it(
+        exercise):
+    """An exercise whose reference the chapter exports is written before the export cell that
+    reveals it, and the cell after the reveal runs the learner's answer beside the engine's."""
+    import ast
+
+    from authoring.notebook import is_exercise, tags
+
+    cells = chapter_of(exercise)
+    reveals = [i for i, c in enumerate(cells) if "export" in tags(c) and any(
+        isinstance(node, ast.FunctionDef) and node.name == exercise.reference.__name__
+        for node in ast.parse(c.source).body)]
+    if not reveals:
+        return  # a reference the chapter never shows: nothing to derive before
+    asked = next(i for i, c in enumerate(cells) if is_exercise(c)
+                 and f'check("{exercise.name}"' in cells[i + 1].source)
+    assert asked < reveals[0], f"{exercise.name} is asked after its reveal (cell {reveals[0]})"
+    assert cells[reveals[0] + 1].source.startswith(f'beside("{exercise.name}"')

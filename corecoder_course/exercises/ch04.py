@@ -174,6 +174,8 @@ def _cut_diagnose(args: tuple[list[dict], int], got: int, wanted: int) -> str | 
 SAFE_CUT = Exercise(
     "ch04.safe_cut", turn_start, _cut_inputs, _cut_call, examples=_cut_examples(),
     rule=CUT_RULE, diagnose=_cut_diagnose,
+    domain=("every legal history, at every index and past either end",
+            "所有合法的历史、每一个下标以及两端之外的下标"),
     shape=("index = max(0, min(index, len(messages))); then while 0 < index < len(messages) "
            "and messages[index] is a tool result or a state note: index -= 1",
            "index = max(0, min(index, len(messages)))；然后只要 0 < index < len(messages)，"
@@ -274,6 +276,7 @@ WHOLE = "return round(cjk + symbols / 2 + (len(text) - cjk - symbols) / 4)"
 
 ESTIMATE = Exercise(
     "ch04.estimate", text_tokens, _estimate_inputs, _estimate_call, rule=ESTIMATE_RULE,
+    domain=("texts of every kind the chapter names", "本章提到的各类文本"),
     examples=[("",), *((text * 8,) for text in FRAGMENTS)], same=_close, max_examples=150,
     shape=("count the wide characters and the symbols, then cjk + symbols / 2 + "
            "(len(text) - cjk - symbols) / 4",
