@@ -7,7 +7,8 @@
 `ch00.script` runs the learner's script for real, as the tour does: a fresh copy of the
 demo project in a temporary folder, a real `Agent` with the default tools, and a
 `ScriptedLLM` that replays the learner's turns. `ch00.count_calls` feeds small,
-hand-made histories to the learner's function and stops at the first one it gets wrong.
+histories of every shape the loop leaves (kit.py) to the learner's function beside the
+chapter's own solution, and its known mistakes are one line of that solution written wrong.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from corecoder.demo import SCRIPT, TASK, copy_project
 from corecoder.messages import IllegalHistory, ToolCall, assistant, check_history, tool_result, user
 from corecoder.scripted import ScriptedLLM, ScriptError, parse_turn
 
-from ..checks import Hint, attempt, case, checker, expect, hint
+from ..checks import Hint, attempt, case, checker, hint
+from ..kit import Exercise, Mistake
 from ..words import say
 
 # --- ch00.script -----------------------------------------------------------------------
@@ -195,101 +197,98 @@ def _turns_as_history(task: str, turns: list, results: list[str]) -> list[dict]:
     return history
 
 
-def _call(call_id: str, name: str, **args) -> ToolCall:
-    return ToolCall(call_id, name, json.dumps(args))
-
-
 TOUR = _turns_as_history(TASK, SCRIPT, [  # the tool results, cut short
     "FAIL test_mean: ...\n1 of 3 tests passed\n[exit code 1]", "stats.py:4: def mean(values):",
     "     1\t\"\"\"Small statistics helpers.\"\"\" ...",
     "Edited stats.py: replaced 1 occurrence at line 6. ...",
     "3 of 3 tests passed"])
-
-def count_cases() -> list[tuple[str, list[dict], dict[str, int]]]:
-    return [
-        (say("the tour's run: six rounds, one call in each of the first five",
-             "导览的那次运行：六轮，前五轮各有一个调用"), TOUR,
-         {"bash": 2, "grep": 1, "read_file": 1, "edit_file": 1}),
-        (say("one round of three parallel calls, then one more call",
-             "一轮里三个并行调用，然后再来一个调用"),
-         [user("Why does test_mean fail?"),
-          assistant("", [_call("c1", "read_file", path="stats.py"),
-                         _call("c2", "read_file", path="test_stats.py"),
-                         _call("c3", "grep", pattern="def mean")]),
-          tool_result("c1", "def mean(values): ..."), tool_result("c2", "def test_mean(): ..."),
-          tool_result("c3", "stats.py:4: def mean(values):"),
-          assistant("Let me run them.", [_call("c4", "bash", command="python3 test_stats.py")]),
-          tool_result("c4", "1 of 3 tests passed"), assistant("mean divides by the wrong number.")],
-         {"read_file": 2, "grep": 1, "bash": 1}),
-        (say("a conversation with no tool call: the model answered straight away",
-             "没有工具调用的对话：模型直接回答了"),
-         [user("Say hello."), assistant("Hello!")], {}),
-        (say("an empty history", "空历史"), [], {}),
-        (say("the user spoke twice; calls come only after the second time",
-             "用户说了两次话；调用只出现在第二次之后"),
-         [user("Hi."), assistant("Hello! What shall I do?"), user("Read it."),
-          assistant("", [_call("c1", "read_file", path="greet.py")]),
-          tool_result("c1", "def greet(name): ..."), assistant("Done.")],
-         {"read_file": 1}),
-        (say("a run cut short while its last calls ran: the history ends with them",
-             "运行在最后几个调用执行时被打断：历史以这些调用结尾"),
-         [user("Read both."), assistant("", [_call("c1", "read_file", path="a.py"),
-                                             _call("c2", "read_file", path="b.py")])],
-         {"read_file": 2}),
-        (say("calls that went wrong still count: the model asked for them",
-             "出了错的调用也算数：模型请求过它们"),
-         [user("Read it."),
-          assistant("", [_call("c1", "read_fiel", path="greet.py"),
-                         ToolCall("c2", "read_file", '{"path": ')]),
-          tool_result("c1", "unknown tool 'read_fiel'. Available tools: ..."),
-          tool_result("c2", "bad arguments for read_file: the arguments are not valid JSON"),
-          assistant("Sorry.", [_call("c3", "read_file", path="greet.py")]),
-          tool_result("c3", "def greet(name): ..."),
-          user("Now run bash and grep."), assistant("I will not.")],
-         {"read_fiel": 1, "read_file": 2}),
-    ]
+# what a model may ask for: the tools, a misspelt one, names in other scripts
+NAMES = ("bash", "grep", "read_file", "edit_file", "read_fiel", "читать", "読む", "")
 
 
-def layout() -> str:
-    return say('in a history, an assistant message that asks for tools has "tool_calls", a list '
-               'of {"id": ..., "type": "function", "function": {"name": ..., "arguments": ...}}; '
-               'other messages have no "tool_calls" key',
-               '历史里，请求工具的 assistant 消息带有 "tool_calls"，它是一个列表，每项形如 '
-               '{"id": ..., "type": "function", "function": {"name": ..., "arguments": ...}}；'
-               '其他消息没有 "tool_calls" 这个键')
+def count_tool_calls(messages):
+    """How many calls the model asked for, per tool name: {"bash": 2, "grep": 1, ...}."""
+    counts = {}
+    for message in messages:
+        for call in message.get("tool_calls", []):
+            name = call["function"]["name"]
+            counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
-def _first_miscounted(history: list[dict], got: dict, wanted: dict) -> int:
-    """The index of the first message that asks for a tool whose count is wrong."""
-    wrong = {name for name in {*got, *wanted} if got.get(name) != wanted.get(name)}
-    for i, m in enumerate(history):
-        if any(c["function"]["name"] in wrong for c in m.get("tool_calls") or []):
-            return i
-    return 0
+def _histories():
+    """Histories as the loop leaves them: the user speaks, the model answers or asks for calls
+    (1 to 4 at once, any name), each call gets its result (or the run was cut short after its
+    last calls, which then have none)."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def history(draw) -> list[dict]:
+        messages, made = [], 0
+        for _ in range(draw(st.integers(0, 5))):
+            kind = draw(st.sampled_from(["user", "answer", "calls", "calls"]))
+            if kind == "user":
+                messages.append(user(draw(st.sampled_from(["Fix it.", "[CI] log", "修一下"]))))
+            elif kind == "answer":
+                messages.append(assistant(draw(st.sampled_from(["Done.", "", "好了"]))))
+            else:
+                names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4))
+                calls = [ToolCall(f"c{made + k}", name, "{}") for k, name in enumerate(names)]
+                made += len(calls)
+                messages.append(assistant(draw(st.sampled_from(["", "Let me look."])), calls))
+                messages += [tool_result(c.id, "ok") for c in calls]
+        if draw(st.booleans()) and messages and messages[-1]["role"] == "tool":
+            while messages[-1]["role"] == "tool":  # cut short while its last calls ran
+                messages.pop()
+        return messages
+
+    return st.tuples(history())
 
 
-@checker("ch00.count_calls")
-def check_count_calls(count_tool_calls) -> None:
-    why = say("count every call of every assistant message (a round can ask for several "
-              "calls), by the tool name the model asked for, whatever its result; "
-              "list only the tools that were called",
-              "数每条 assistant 消息里的每个调用（一轮可以请求好几个调用），"
-              "按模型请求的工具名计数，不管结果如何；只列出被调用过的工具")
-    for about, history, wanted in count_cases():
-        given = case(about, history)
-        kept = copy.deepcopy(history)
-        try:
-            got = attempt(count_tool_calls, kept, given=given)
-        except Hint as failed:
-            raise Hint(f"{failed}" + hint(layout())) from None
-        if kept != history:
-            raise Hint(f"{given}\n" + say("your function changed the history it was given; "
-                                          "only read it", "你的函数改动了传进来的历史；只读，别改"))
-        if not isinstance(got, dict):
-            raise Hint(f"{given}\n" + say("expected a dict of counts, got",
-                                          "期望一个计数的字典，实际得到")
-                       + f" {type(got).__name__}: {got!r:.200}")
-        if got != wanted:  # the history around the first message counted wrong, not all of it
-            near = _first_miscounted(history, got, wanted)
-            given = case(about, history, around=near)
-        expect(got, wanted, given, why)
+def _count_call(args: tuple[list[dict]]) -> str:
+    return f"{case(say('the history', '历史'), args[0])}\ncount_tool_calls(messages)"
+
+
+EACH = "for message in messages:"
+COUNT_CALLS = Exercise(
+    "ch00.count_calls", count_tool_calls, _histories, _count_call,
+    examples=[(TOUR,)],
+    domain=("histories of every shape the loop leaves", "循环留下的各种形状的历史"),
+    rule=("count every call of every assistant message (a round can ask for several calls), by "
+          "the tool name the model asked for, whatever its result; list only the tools that were "
+          "called. In a history, an assistant message that asks for tools has \"tool_calls\", a "
+          "list of {\"id\": ..., \"type\": \"function\", \"function\": {\"name\": ..., "
+          "\"arguments\": ...}}; other messages have none",
+          "数每条 assistant 消息里的每个调用（一轮可以请求好几个调用），按模型请求的工具名计数，"
+          "不管结果如何；只列出被调用过的工具。历史里，请求工具的 assistant 消息带有 "
+          "\"tool_calls\"，它是一个列表，每项形如 {\"id\": ..., \"type\": \"function\", "
+          "\"function\": {\"name\": ..., \"arguments\": ...}}；其他消息没有"),
+    shape=("for each message, for each call in message.get(\"tool_calls\", []): "
+           "counts[name] = counts.get(name, 0) + 1",
+           "对每条消息里 message.get(\"tool_calls\", []) 中的每个调用："
+           "counts[name] = counts.get(name, 0) + 1"),
+    mistakes=[
+        Mistake('message.get("tool_calls", [])', 'message.get("tool_calls", [])[:1]', (
+            "a round can ask for several calls at once (parallel calls): count every one of "
+            "them, not one a round",
+            "一轮可以同时请求好几个调用（并行调用）：每一个都要数，而不是一轮只数一个")),
+        Mistake('call["function"]["name"]', 'call["name"]', (
+            "a call in the history is not laid out as in a script: its name is at "
+            "call[\"function\"][\"name\"]",
+            "历史里的调用和脚本里的写法不一样：它的名字在 call[\"function\"][\"name\"]")),
+        Mistake(EACH, "for message in messages[:-1]:", (
+            "a run cut short while its last calls ran ends with the assistant message that asked "
+            "for them: the last message counts too",
+            "运行在最后几个调用执行时被打断，历史就以请求它们的那条 assistant 消息结尾：最后一条"
+            "消息也要数")),
+        Mistake(EACH, EACH + '\n        if message["role"] == "assistant" and not '
+                'message.get("tool_calls"):\n            break', (
+                    "an answer ends a round, not the history: the user may speak again, and the "
+                    "model call more tools after it",
+                    "一个回答结束的是一轮，而不是整段历史：用户还可能再说话，模型之后还可能再调用"
+                    "工具")),
+        Mistake("counts.get(name, 0) + 1", "1", (
+            "each call adds one to its tool's count: a tool called twice counts 2",
+            "每个调用都给它的工具的计数加一：一个工具被调用两次，计数就是 2")),
+    ],
+)
