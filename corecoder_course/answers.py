@@ -17,12 +17,12 @@ import builtins
 import importlib.util
 import inspect
 import os
-import sys
 import tempfile
 import textwrap
 import types
 from pathlib import Path
 
+from .kit import namespace_of
 from .scratch import scratch
 
 
@@ -41,7 +41,7 @@ def module_of(answer) -> str | None:
     source = _source(answer)
     if source is None:
         return None
-    seen = _globals(answer)
+    seen = namespace_of(answer)
     home = seen.get("__name__")  # the learner's own module: a notebook's is __main__
     imports, helpers, done, todo = set(), {}, {answer.__name__}, [answer]
     while todo:
@@ -91,17 +91,6 @@ def mine(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return getattr(module, module.ANSWER)
-
-
-def _globals(answer) -> dict:
-    """The namespace the answer's code reads its global names from (a class: its methods')."""
-    if hasattr(answer, "__globals__"):
-        return answer.__globals__
-    method = next((f for f in vars(answer).values() if hasattr(f, "__globals__")), None)
-    if method is not None:
-        return method.__globals__
-    module = sys.modules.get(getattr(answer, "__module__", ""))
-    return vars(module) if module else {}
 
 
 def _names(answer) -> set[str]:

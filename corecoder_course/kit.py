@@ -4,9 +4,9 @@ An `Exercise` names what the learner writes and the engine's own definition of i
 `reference`; the inputs, as a hypothesis strategy drawn from the whole domain the chapter's
 prose promises (not the few examples it shows); the rule in the chapter's words, and the
 shape of the code; the known `Mistake`s, each one line of the reference written wrong and
-why that is wrong. `judge` runs the answer beside the reference on the examples, then on
-generated inputs (a fixed seed per exercise: the same verdict every run), and on the first
-input where they differ it says why, climbing one ladder:
+why that is wrong. `judge` runs the answer beside the reference on generated inputs (a fixed
+seed per exercise: the same verdict every run), then on the examples, and on the first input
+where they differ it says why, climbing one ladder:
 
     raised            the answer raised where the reference returns
     changed its input the arguments it was handed were changed under the caller
@@ -28,13 +28,26 @@ import copy
 import inspect
 import numbers
 import signal
+import sys
 import textwrap
 import threading
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .checks import CHECKERS, EXPECTED, GOT, Hint, hint, needs, outcome, raised, returned, shown
+from .checks import (
+    CHECKERS,
+    EXPECTED,
+    GOT,
+    Hint,
+    error_of,
+    hint,
+    needs,
+    outcome,
+    raised,
+    returned,
+    shown,
+)
 from .words import say
 
 
@@ -94,10 +107,21 @@ def rewritten(fn: Callable, line: str, wrong: str) -> Callable:
     source = textwrap.dedent(inspect.getsource(fn))
     if source.count(line) != 1:
         raise ValueError(f"{line!r} is in {fn.__name__}'s source {source.count(line)} times")
-    namespace = dict(fn.__globals__)
+    namespace = dict(namespace_of(fn))
     exec(compile(source.replace(line, wrong), f"<{fn.__name__}, written wrong>", "exec"),
          namespace)
     return namespace[fn.__name__]
+
+
+def namespace_of(answer) -> dict:
+    """The namespace an answer's code reads its global names from (a class: its methods')."""
+    if hasattr(answer, "__globals__"):
+        return answer.__globals__
+    method = next((f for f in vars(answer).values() if hasattr(f, "__globals__")), None)
+    if method is not None:
+        return method.__globals__
+    module = sys.modules.get(getattr(answer, "__module__", ""))
+    return vars(module) if module else {}
 
 
 def judge(exercise: Exercise, answer, tries: int = 1) -> None:
@@ -113,8 +137,8 @@ def judge(exercise: Exercise, answer, tries: int = 1) -> None:
 
 
 def _judge(exercise: Exercise, answer, tries: int) -> None:
-    for args in exercise.examples:
-        _compare(exercise, answer, args, tries)
+    """Generated inputs first, since a failing one is shrunk to the smallest that still fails
+    (the clearest a hint can show), then the chapter's examples, then the probe."""
     try:
         _generated(exercise, lambda args: _compare(exercise, answer, args, tries, explain=False))
     except _Differs as differs:
@@ -122,6 +146,8 @@ def _judge(exercise: Exercise, answer, tries: int) -> None:
         raise Hint(exercise.call(differs.found) + hint(say(  # it passed this time: it keeps state
             "this input failed, then passed when tried again: keep nothing between calls",
             "这个输入先是没通过，再试一次又通过了：两次调用之间不要留下任何状态"))) from None
+    for args in exercise.examples:
+        _compare(exercise, answer, args, tries)
     if exercise.examples:  # the probe: the same input twice, the same answer twice
         args = exercise.examples[-1]
         first = _run(exercise, answer, copy.deepcopy(args))
@@ -213,7 +239,7 @@ def _compare(exercise: Exercise, answer, args: tuple, tries: int, explain: bool 
         given = f"{exercise.call(args)}\n{EXPECTED}{expected}\n{GOT}"
         raise Hint(given + what + _why(exercise, reason(), tries))
 
-    mine = (kind, type(got) if kind == "raised" else got)
+    mine = (kind, _error_key(got) if kind == "raised" else got)
     if kind == "raised" and wanted_kind == "returned":
         fail(lambda: _reason(exercise, answer, args, mine, wanted))
     if not _equal(handed, args):
@@ -296,11 +322,16 @@ def _alike(exercise: Exercise, theirs: tuple, mine: tuple, args: tuple) -> bool:
 
 def quietly(exercise: Exercise, fn, args: tuple, errors: bool = False) -> tuple[str, object]:
     """What `fn` does when put to work on a copy of `args`: ("returned", a value) or ("raised",
-    the error's type; with `errors`, the error itself)."""
+    the error's type and words; with `errors`, the error itself)."""
     try:
         return "returned", exercise.run(fn, *copy.deepcopy(args))
     except (Exception, KeyboardInterrupt, SystemExit) as e:
-        return "raised", e if errors else type(e)
+        return "raised", e if errors else _error_key(e)
+
+
+def _error_key(error: BaseException) -> tuple[type, str]:
+    """An error as a mistake is matched on: its type and its words (addresses aside)."""
+    return type(error), error_of(error)
 
 
 def _equal(a, b) -> bool:

@@ -14,31 +14,27 @@ does) at every index and past either end, and its known mistakes are one line of
 written wrong. A cut no mistake explains is judged by what it does to the history: outside
 0..len, after the index, an orphan `check_history` finds, a state note, or an earlier turn.
 
-The estimate's expected answer is the engine's own: `text_tokens` of tokens.py, on a small
-corpus of six kinds of text (Japanese mostly in kana, and Korean, among them).
+`ch04.estimate`'s reference is the engine's `text_tokens` of tokens.py, within 15 % and a token
+either way, on texts made of fragments of every kind the chapter names (English, code, minified
+JSON, Chinese, Japanese mostly in kana, Korean, Russian, whitespace, symbols, emoji).
 
-`ch04.policy` runs the learner's class as the context policy of a real `Agent`: five chats of
-two rounds each (the model reads files in parallel, sometimes writes its todo list or moves to
-another folder, so state notes come in, then answers), for n = 2, 1 and 3. Its model, a
-FunctionLLM, checks every request as the API does (a 400 becomes a hint showing the history the
-policy left), and every call of `prepare` is judged as it returns: a list, the list given left
-unchanged, no longer than it, the latest user message in it, exactly min(n, turns) user turns
-kept (the engine's cut), and the list itself when there is nothing to cut (told last: a lesser
-fault than the others). Then one call more, as the agent makes it when the provider says a
-request is too long (overflow=True): the policy must take the argument, and return the list
-itself (nothing to cut) or a tail of it, messages[k:] from where a turn begins, that keeps the
-latest user message (a copy, or any other new list, the agent would send again as a cut).
+`ch04.policy` runs the learner's class as the context policy of a real `Agent` (`run`): one to
+five chats, each a round of parallel reads (now and then a todo list written, or a move to
+another folder, so state notes come in) then an answer, and one call more as the agent makes it
+when the provider says a request is too long (overflow=True). What it compares, beside the
+chapter's own KeepLastTurns, is what each call of `prepare` did: the list itself, which tail of
+it, a copy, a list that is no tail, a list changed in place, or how the run ended (the model, a
+FunctionLLM, refuses a request the API would refuse: a 400). On overflow any shorter tail from
+where a turn begins passes, as the agent takes any such cut.
 
 What a hint shows is the same every run: memory addresses and the temporary folder (shown as
-".") are scrubbed from it (`checks.scrub`).
+".") are scrubbed from it.
 """
 
 from __future__ import annotations
 
 import copy
-import dis
 import json
-import re
 import tempfile
 from pathlib import Path
 
@@ -56,28 +52,12 @@ from corecoder.messages import (
 )
 from corecoder.scripted import FunctionLLM
 from corecoder.tokens import text_tokens
-from corecoder.tool import Tool, ToolError
+from corecoder.tool import Tool
 from corecoder.tools import ReadFile
 from corecoder.tools.todo import TodoWrite
 from corecoder.workspace import Workspace
 
-from ..checks import (
-    EXPECTED,
-    GOT,
-    Hint,
-    a_class,
-    case,
-    checker,
-    describe,
-    error_of,
-    hint,
-    outcome,
-    raised,
-    returned,
-    scrubbed,
-    shown,
-    then,
-)
+from ..checks import case, describe, error_of, shown, then
 from ..kit import Exercise, Mistake
 from ..words import say
 
@@ -324,26 +304,9 @@ ESTIMATE = Exercise(
 FILES = {"calc.py": "def mean(values):\n    return sum(values) / (len(values) - 1)\n",
          "test_calc.py": "from calc import mean\n\nassert mean([1, 2, 3]) == 2\n",
          "notes.md": "# Notes\n\nmean() is used by report.py only.\n"}
-FOLDER = "src"  # where the model moves in chat 2; FILES are in it too, so every read works
-# (what the user asks, the files the model reads at once, the todo list it writes with them
-# (or None), the folder it moves to after them (or None), its answer): each chat is two
-# rounds, so five chats make ten. The last ask begins with "[": the user's all the same.
-CHATS = [
-    ("Why does the test fail?", ("calc.py", "test_calc.py"),
-     [("Fix mean", "in_progress"), ("Check the notes", "pending")], None,
-     "mean() divides by one too few."),
-    ("Is mean used anywhere else? Look in src too.", ("calc.py", "notes.md", "test_calc.py"),
-     None, FOLDER, "Only by report.py, the notes say."),
-    ("Plan the fix.", ("calc.py", "notes.md"),
-     [("Fix mean", "done"), ("Check the notes", "in_progress")], None,
-     "Divide by len(values)."),
-    ("Anything left?", ("notes.md", "test_calc.py", "calc.py"),
-     [("Fix mean", "done"), ("Check the notes", "done")], None,
-     "Nothing: both are done."),
-    ("[CI] test_calc.py failed before the fix. Sum it up.", ("calc.py", "notes.md"), None, None,
-     "mean() was off by one; the notes agree."),
-]
-TURNS = (2, 1, 3)  # 2 first: the mistakes of a turn too many or too few show apart
+FOLDER = "src"  # where the model may move; FILES are in it too, so every read works
+ASKS = ("Why does the test fail?", "Is mean used anywhere else?", "Plan the fix.",
+        "[CI] test_calc.py failed before the fix. Sum it up.", "修好它。")
 
 
 class ChangeDir(Tool):
@@ -356,412 +319,201 @@ class ChangeDir(Tool):
                   "required": ["path"], "additionalProperties": False}
 
     def run(self, ws: Workspace, path: str) -> str:
-        target = ws.resolve(path).resolve()
-        if not target.is_dir():
-            raise ToolError(f"{path} is not a folder")
-        ws.cwd = target
-        return f"now in {path}"
+        ws.cwd = (ws.cwd / path).resolve() if (ws.cwd / path).is_dir() else ws.cwd
+        return f"now in {ws.show(ws.cwd)}"
 
 
-def _script() -> list:
-    turns = []
-    for _, reads, todos, folder, answer in CHATS:
-        calls = [{"name": "read_file", "arguments": {"path": path}} for path in reads]
-        if todos:
-            items = [{"content": content, "status": status} for content, status in todos]
-            calls.append({"name": "todo_write", "arguments": {"todos": items}})
-        if folder:
-            calls.append({"name": "change_dir", "arguments": {"path": folder}})
-        turns += [{"tool_calls": calls}, answer]
-    return turns
+class KeepLastTurns:
+    """A context policy: keep the last `n` turns of the user, and what followed them."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def attach(self, agent):
+        pass  # it needs nothing of the agent
+
+    def prepare(self, messages, overflow=False):
+        starts = [i for i, m in enumerate(messages)
+                  if m["role"] == "user" and not is_state_note(m)]
+        if len(starts) <= self.n:
+            return messages
+        return messages[starts[-self.n]:]
 
 
-def _starts(messages: list[dict], notes: bool = False) -> list[int]:
-    """Where each user turn begins: a user message, not a state note (with `notes`, any)."""
-    return [i for i, m in enumerate(messages)
-            if m.get("role") == "user" and (notes or not is_state_note(m))]
+def _did(given: list[dict], handed: list[dict], result, overflow: bool) -> str:
+    """What one call of prepare did, in words: the list itself, a tail of it, or what else.
+    On overflow any tail from a turn start that keeps the latest user message will do."""
+    users = [i for i, m in enumerate(given) if m["role"] == "user" and not is_state_note(m)]
+    head = (f"{len(given)} message{'s' * (len(given) != 1)}, {len(users)} user "
+            f"turn{'s' * (len(users) != 1)}" + (", overflow" if overflow else ""))
+    if handed != given:
+        return f"{head}: changed the list it was given"
+    if result is handed:
+        return f"{head}: the list itself"
+    if not isinstance(result, list):
+        return f"{head}: {type(result).__name__}, not a list"
+    k = len(given) - len(result)
+    if not (0 <= k <= len(given) and result == given[k:]):
+        return f"{head}: a list that is no tail of the one given ({shown(result)[:60]})"
+    if overflow and 0 < k <= (users[-1] if users else 0) and turn_start(given, k) == k:
+        return f"{head}: a shorter tail, from a turn start"
+    return f"{head}: a copy of it" if k == 0 else f"{head}: messages[{k}:]"
 
 
-def _messages(k: int) -> str:
-    return f"{k} message" if k == 1 else f"{k} messages"
+def _chats(KeepLastTurns, n: int, chats: list[tuple]) -> list[str]:
+    """The chats through a real Agent with KeepLastTurns(n) as its policy (the model reads files
+    in parallel, now and then writes its todo list or moves to another folder, then answers),
+    then one call as the agent makes it when the provider says a request is too long. What
+    each call of prepare did, call by call, and how the run ended if it ended early (a request
+    the API would refuse, an error)."""
+    seen = []
 
+    class Watched:
+        def attach(self, agent):
+            policy.attach(agent)
 
-def _turns(k: int) -> str:
-    return f"{k} user turn" if k == 1 else f"{k} user turns"
+        def prepare(self, messages, *args, **kwargs):
+            given = copy.deepcopy(messages)
+            result = policy.prepare(messages, *args, **kwargs)
+            seen.append(_did(given, messages, result, overflow=bool(args or kwargs)))
+            return result
 
-
-def _wanted(messages: list[dict], n: int) -> list[dict]:
-    starts = _starts(messages)
-    return messages if len(starts) <= n else messages[starts[-n]:]
-
-
-def _empty(fn) -> bool:
-    """Whether `fn` does nothing: a body of `...` (or `pass`, or a docstring alone)."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return False
-    ops = [(i.opname, i.argval) for i in dis.get_instructions(code)
-           if i.opname not in ("RESUME", "NOP")]
-    return ops in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
-
-
-def _last(n: int) -> str:
-    """"the last turn", "the last 2 turns"."""
-    return "the last turn" if n == 1 else f"the last {n} turns"
-
-
-def _policy_rule(n: int) -> str:
-    fewer = "one of them or none" if n == 1 else f"{n} or fewer of them"
-    return say(f"keep {_last(n)}: the history from messages[starts[-{n}]] on, where starts are "
-               "the indices of the user messages that are not state notes; with "
-               f"{fewer} there is nothing to cut: return the list you were given",
-               f"保留最近 {n} 个回合：从 messages[starts[-{n}]] 开始的历史，其中 starts 是那些"
-               f"不是状态通知的 user 消息的下标；这样的消息不超过 {n} 条时，没有什么可截的："
-               "原样返回传进来的列表")
-
-
-def _policy_why(given: list[dict], result: list[dict], n: int) -> str:
-    """What the answer did, when it shows (or nothing): the note before the rule."""
-    starts, every = _starts(given), _starts(given, notes=True)
-    if len(every) > n and every != starts and result == given[every[-n]:]:
-        return say("a state note is a user message the user never wrote (is_state_note): the "
-                   "agent tells its state with it, and it begins no turn. Count only the user "
-                   "messages that are not state notes. ",
-                   "状态通知是用户从来没写过的 user 消息（is_state_note）：智能体用它来告诉模型"
-                   "自己的状态，它并不开始一个回合。只数那些不是状态通知的 user 消息。")
-    plain = [i for i in every if not str(given[i].get("content")).startswith("[")]
-    if plain != starts and result == (given if len(plain) <= n else given[plain[-n]:]):
-        return say("a user message may begin with \"[\" and be the user's all the same (a pasted "
-                   "log): tell a state note by is_state_note, which looks for the whole "
-                   "STATE_NOTE, not by its first character. ",
-                   "user 消息也可能以“[”开头，却仍然是用户自己的（比如贴进来的日志）：要用 "
-                   "is_state_note 来认状态通知，它看的是完整的 STATE_NOTE，而不是第一个字符。")
-    if len(starts) <= n:
-        return ""  # nothing to cut: the rule says so
-    kept = len(_starts(result))
-    begin = "begins" if n == 1 else "begin"
-    if kept == min(n, len(starts)) + 1:
-        return say(f"one turn too many: {_last(n)} {begin} at starts[-{n}], and "
-                   f"starts[-{n + 1}] is one turn earlier. ",
-                   f"多留了一个回合：最近 {n} 个回合从 starts[-{n}] 开始，starts[-{n + 1}] "
-                   "还要再早一个回合。")
-    if kept == min(n, len(starts)) - 1:
-        return say(f"one turn too few: {_last(n)} {begin} at starts[-{n}], one turn "
-                   "earlier than your cut. ",
-                   f"少留了一个回合：最近 {n} 个回合从 starts[-{n}] 开始，比你的切分点早一个回合。")
-    return ""
-
-
-def _signature() -> str:
-    return say("prepare is called as the agent calls it: prepare(messages) before every "
-               "round, and prepare(messages, overflow=True) when the provider says a "
-               "request is too long. So it takes a second argument, overflow, False when it is "
-               "not given: def prepare(self, messages, overflow=False)",
-               "prepare 是按智能体的方式调用的：每一轮之前调用 prepare(messages)，"
-               "服务商说请求太长时调用 prepare(messages, overflow=True)。所以它还有"
-               "第二个参数 overflow，不传时为 False：def prepare(self, messages, "
-               "overflow=False)")
-
-
-def _no_attach() -> str:
-    return say("a context policy has two methods: attach(agent), which the agent calls once as "
-               "it is made (KeepLastTurns needs nothing of the agent: its body is pass), and "
-               "prepare(messages, overflow=False), before every round",
-               "上下文策略有两个方法：attach(agent)，智能体创建时调用一次（KeepLastTurns 不需要"
-               "智能体的任何东西，方法体写 pass 就行）；以及 prepare(messages, overflow=False)，"
-               "每一轮之前调用")
-
-
-class _Watched:
-    """The learner's policy as the context policy of an Agent: each call of `prepare` judged as
-    it returns. A history the API would refuse goes on to the model, whose check says so."""
-
-    def __init__(self, policy, n: int, folder: Path):
-        self.policy, self.n = policy, n
-        self.places = {folder: "."}  # the agent's temporary folder, as a hint shows it
-        self.chat = 0  # which chat runs (1 to 5), and the rounds of it so far
-        self.round = 0
-        self.last: tuple[list[dict], list[dict]] | None = None  # what went in, what came back
-        self.copied: Hint | None = None  # the first copy where the list itself was due
-        self.overflow = False  # the last call: as the agent calls it when a request is too long
-
-    def about(self, given: list[dict]) -> str:
-        count = len(_starts(given))
-        wanted = _wanted(given, self.n)
-        around = len(given) - len(wanted) if wanted is not given else len(given) - 1
-        if self.overflow:
-            when = say(f"after the {len(CHATS)} chats, called as the agent calls it when the "
-                       "provider says a request is too long, prepare(messages, overflow=True)",
-                       f"{len(CHATS)} 次对话之后，像服务商说请求太长时智能体那样调用它："
-                       "prepare(messages, overflow=True)")
-        else:
-            when = say(f"in round {self.round} of chat {self.chat} of {len(CHATS)} (in each chat "
-                       "the model reads files in parallel, sometimes writes its todo list or "
-                       "changes directory, then answers)",
-                       f"在 {len(CHATS)} 次对话的第 {self.chat} 次、第 {self.round} 轮"
-                       "（每次对话里，模型先并行读几个文件，有时还写一下待办列表或者换个目录，"
-                       "然后回答）")
-        return say(f"KeepLastTurns({self.n}) as the context policy of a real Agent, {when}; "
-                   f"prepare was given {_messages(len(given))}, {_turns(count)}:",
-                   f"KeepLastTurns({self.n}) 作为一个真实 Agent 的上下文策略，{when}；"
-                   f"prepare 拿到的是 {len(given)} 条消息、{count} 个用户回合：") \
-            + "\n" + describe(given, around)
-
-    def attach(self, agent) -> None:
-        attach = getattr(self.policy, "attach", None)
-        if attach is None:
-            raise Hint(f"KeepLastTurns({self.n})" + hint(_no_attach()))
-        told, result = outcome(attach, agent)
-        if told == "raised" and not isinstance(result, NotImplementedError):
-            raise Hint(f"KeepLastTurns({self.n}).attach(agent)\n{raised(result, self.places)}"
-                       + hint(_no_attach()))
-        if told == "raised":
-            raise result
-
-    def prepare(self, messages, *args, **kwargs):
-        self.round += 1
-        given = copy.deepcopy(messages)
-        told, result = outcome(lambda: self.policy.prepare(messages, *args, **kwargs))
-        about = self.about(given)
-        if told == "raised":
-            why = _policy_rule(self.n)
-            if isinstance(result, TypeError) and (self.overflow or "prepare()" in error_of(result)):
-                why = _signature()  # no overflow=False, or no overflow at all
-            raise Hint(f"{about}\n{raised(result, self.places)}" + hint(why))
-        try:
-            changed = messages != given
-        except (Exception, KeyboardInterrupt, SystemExit):  # it holds what cannot compare
-            changed = True
-        if not isinstance(result, list):
-            why = say("prepare returns the history to send, a list: the agent goes on with "
-                      "agent.messages = policy.prepare(agent.messages). ",
-                      "prepare 返回这一轮要发送的历史，一个列表：智能体接下来用的是 "
-                      "agent.messages = policy.prepare(agent.messages)。")
-            if changed:
-                why += say("Your code changed the list in place (del, pop, ...) instead: return "
-                           "a new list, a slice, and leave the one given as it is. ",
-                           "你的代码却是在原地改动了这个列表（del、pop 之类）：应该返回一个新列表，"
-                           "也就是一个切片，传进来的列表保持原样。")
-            raise Hint(f"{about}\n{GOT}{returned(result, self.places)}"
-                       + hint(then(why, _policy_rule(self.n))))
-        if changed:
-            why = say("your policy changed the list it was given (del, pop, remove, ...): return "
-                      "a new list, a slice, and leave the one given as it is. The agent tells a "
-                      "policy that cut something by the new list it returns: when the provider "
-                      "says a request is too long, Agent.ask tries again only if "
-                      "policy.prepare(...) is not the list it was given",
-                      "你的策略改动了传进来的列表（del、pop、remove 之类）：应该返回一个新列表，"
-                      "也就是一个切片，传进来的列表保持原样。智能体靠返回的是不是一个新列表来判断"
-                      "策略有没有截掉东西：服务商说请求太长时，只有 policy.prepare(...) 返回的不是"
-                      "传进去的那个列表，Agent.ask 才会再试一次")
-            raise Hint(f"{about}\n" + say("after prepare, the list given holds:",
-                                          "prepare 之后，传进来的列表变成了：")
-                       + f"\n{_described(messages, 0)}" + hint(why))
-        if not all(isinstance(m, dict) and "role" in m for m in result):
-            why = say("the history is a list of messages, each a dict with a \"role\", as it was "
-                      "given",
-                      "历史是一个消息列表，每条消息都是带 \"role\" 的字典，和传进来时一样")
-            raise Hint(f"{about}\n{GOT}{returned(result, self.places)}" + hint(why))
-        self.last = (given, result)
-        try:
-            check_history(result)
-        except IllegalHistory as e:
-            if not self.overflow:
-                return result  # the model's check refuses it, as the API would
-            at = int(m[1]) if (m := re.search(r"message (\d+)", str(e))) else len(result) - 1
-            why = say("every tool result must follow the call it answers, and every call needs "
-                      "its results: keep whole turns. ",
-                      "每个工具结果都必须跟在它所回应的调用后面，每个调用也都需要它的工具结果："
-                      "要保留完整的回合。")
-            raise Hint(f"{about}\n{GOT.alone}\n{_described(result, at)}\n"
-                       + say("check_history says: ", "check_history 说：") + f"{e}"
-                       + hint(then(why, _policy_rule(self.n)))) from None
-        self.judge(given, result, about, itself=result is messages)
-        return result
-
-    def judge(self, given: list[dict], result: list[dict], about: str, itself: bool) -> None:
-        """`given` is a copy of the list the policy was given; `itself`, whether it returned
-        that list."""
-        n, starts = self.n, _starts(given)
-        wanted = _wanted(given, n)
-        shown_wanted = f"{EXPECTED.alone}\n{describe(wanted, 0)}\n"
-        if self.overflow:  # a policy may cut harder then: only what any cut must keep
-            shown_wanted = ""
-        if starts and given[starts[-1]] not in result:
-            why = say("the latest user message (not a state note) is what the model is to answer "
-                      "now: it must stay. ",
-                      "最近一条（不是状态通知的）user 消息，是模型现在要回答的：它必须留下。")
-            raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n{_described(result, 0)}"
-                       + hint(then(why + _policy_why(given, result, n), _policy_rule(n))))
-        if len(result) > len(given):
-            why = say(f"your policy returned {len(result)} messages for {len(given)}: a policy "
-                      "that keeps the last turns only cuts, it adds nothing (a note of what was "
-                      "dropped would grow the history it is there to shrink). ",
-                      f"传进来 {len(given)} 条消息，你的策略返回了 {len(result)} 条：只保留最近几个"
-                      "回合的策略只会截掉消息，不会添加（记一条“删掉了什么”的说明，反而会让它本来"
-                      "要缩短的历史变长）。")
-            raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n"
-                       f"{_described(result, len(result) - 1)}"
-                       + hint(then(why, _policy_rule(n))))
-        if self.overflow:
-            self.judge_overflow(given, result, about, itself)
-            return
-        kept, due = len(_starts(result)), min(n, len(starts))
-        if kept != due:
-            why = say(f"{_turns(due)} must stay, and your policy kept {kept}: ",
-                      f"应该留下 {due} 个用户回合，你的策略留下了 {kept} 个：")
-            raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n{_described(result, 0)}"
-                       + hint(then(why + _policy_why(given, result, n), _policy_rule(n))))
-        if result != wanted:
-            raise Hint(f"{about}\n{shown_wanted}{GOT.alone}\n{_described(result, 0)}"
-                       + hint(then(_policy_why(given, result, n), _policy_rule(n))))
-        if wanted is given and not itself and self.copied is None:
-            why = say(f"with {_turns(len(starts))} and n = {n} there is nothing to cut: return "
-                      "the list you were given, itself, not a copy. The agent tells a policy "
-                      "that cut nothing by it: when the provider says a request is too long, "
-                      "Agent.ask gives up at once if policy.prepare(...) is the list it was given "
-                      "(asking again would fail the same way)",
-                      f"有 {len(starts)} 个用户回合、n = {n}，没有什么可截的：原样返回传进来的那个"
-                      "列表本身，而不是它的副本。智能体靠这一点判断策略什么也没截：服务商说请求"
-                      "太长时，如果 policy.prepare(...) 返回的就是传进去的列表，Agent.ask 会立刻"
-                      "放弃（再问一次也会同样失败）")
-            returned = say("your policy returned a copy, an equal but new list",
-                           "你的策略返回了一个副本：内容相同，但是一个新列表")
-            self.copied = Hint(f"{about}\n{EXPECTED}"
-                               + say("the list given, itself", "传进来的那个列表本身")
-                               + f"\n{GOT}{returned}" + hint(why))
-
-    def judge_overflow(self, given: list[dict], result: list[dict], about: str,
-                       itself: bool) -> None:
-        """On overflow the agent sends the request again if the list is a new one: the list
-        itself (nothing to cut), or a strictly shorter tail, from where a turn begins, that
-        keeps the latest user message."""
-        if itself:
-            return
-        starts = _starts(given)
-        end = starts[-1] if starts else len(given)
-        if any(result == given[k:] for k in range(1, end + 1) if turn_start(given, k) == k):
-            return
-        due = say("the list given, itself (nothing to cut), or a tail of it, messages[k:] with "
-                  "turn_start(messages, k) == k and 0 < k <= starts[-1]",
-                  "传进来的那个列表本身（没有可截的），或者它的一段结尾：messages[k:]，其中 "
-                  "turn_start(messages, k) == k，并且 0 < k <= starts[-1]")
-        if result == given:
-            why = say("on overflow, Agent.ask takes any new list for a cut and sends the request "
-                      "again: a copy, with nothing cut, sends the same too-long request a second "
-                      "time. Return the list you were given, itself, when there is nothing to cut "
-                      "(the agent then gives up at once), or a shorter one: messages[k:], from "
-                      "where a turn begins",
-                      "overflow 时，Agent.ask 会把任何新列表都当成截过的结果，再发一次请求：一个"
-                      "什么都没截的副本，只会把同样太长的请求再发一遍。没有可截的时候，原样返回传"
-                      "进来的那个列表本身（智能体就会立刻放弃）；否则返回一个更短的列表：从某个"
-                      "回合开始处起的 messages[k:]")
-            returned = say("your policy returned a copy, an equal but new list",
-                           "你的策略返回了一个副本：内容相同，但是一个新列表")
-            raise Hint(f"{about}\n{EXPECTED}{due}\n{GOT}{returned}" + hint(why))
-        why = say("on overflow a policy may cut more than its rule says, but it still only cuts "
-                  "the history's beginning away: it keeps messages[k:], from a k where a turn "
-                  "begins (turn_start(messages, k) == k) to the end, with k at or before the "
-                  "latest user message. What your policy returned is no such tail of the list "
-                  "given: it leaves out messages in between, or changes or reorders them",
-                  "overflow 时，策略可以比它的规则截得更多，但仍然只能截掉历史的开头：它保留 "
-                  "messages[k:]，从某个回合开始的位置 k（turn_start(messages, k) == k）一直到"
-                  "末尾，而且 k 不能在最近一条 user 消息之后。你的策略返回的不是传进来的列表的"
-                  "这样一段结尾：它漏掉了中间的消息，或者改动了消息、打乱了顺序")
-        raise Hint(f"{about}\n{EXPECTED}{due}\n{GOT.alone}\n{_described(result, 0)}"
-                   + hint(why))
-
-
-def _refused(watched: _Watched, agent: Agent, refusal: IllegalHistory) -> Hint:
-    """The model's 400, shown on the history the policy left (as the request sends it, after
-    the system prompt), numbered as that history is."""
-    sent = agent.messages
-    try:
-        check_history(sent)
-        detail, at = str(refusal).split(": ", 1)[-1], len(sent) - 1
-    except IllegalHistory as e:
-        detail = str(e)
-        at = int(m[1]) if (m := re.search(r"message (\d+)", detail)) else len(sent) - 1
-    given = watched.last[0] if watched.last else sent
-    n = watched.n
-    if sent and sent[0]["role"] == "tool":
-        why = say("the history your policy left begins with a tool result whose call was cut "
-                  "away: the API refuses the request, and every one after it, since the history "
-                  "stays. Cut only where a turn begins: count the user messages (not the state "
-                  f"notes), not messages; messages[-{n}:] keeps the last "
-                  f"{_messages(n) if n > 1 else 'message'}, which may be the results of one "
-                  "batch. ",
-                  "你的策略留下的历史以一个工具结果开头，而它的调用已经被截掉了：API 会拒绝这次"
-                  "请求，而且历史还在，之后的每一次请求都会被拒绝。只在回合开始的地方截："
-                  f"数 user 消息（不算状态通知），而不是数消息；messages[-{n}:] 留下的是最后 {n} "
-                  "条消息，它们可能只是同一批调用的几个工具结果。")
-    else:
-        why = say("every tool result must follow the call it answers, and every call needs its "
-                  "results: keep whole turns. ",
-                  "每个工具结果都必须跟在它所回应的调用后面，每个调用也都需要它的工具结果："
-                  "要保留完整的回合。")
-    refused = say("the model's request was refused, as the API would refuse it (400): ",
-                  "模型的请求被拒绝了，和 API 的做法一样（400）：")
-    left = say("the history your policy left (the request sends it after the system prompt):",
-               "你的策略留下的历史（请求里它跟在系统提示词后面）：")
-    return Hint(f"{watched.about(given)}\n{refused}{detail}\n{left}\n{_described(sent, at)}"
-                + hint(then(why, _policy_rule(n))))
-
-
-def _through_an_agent(KeepLastTurns, n: int, folder: Path) -> Hint | None:
-    """Five chats with a policy KeepLastTurns(n); a hint held to the end, or None."""
-    told, policy = outcome(KeepLastTurns, n)
-    if told == "raised":
-        why = say("KeepLastTurns(n) takes the number of turns to keep: def __init__(self, n), "
-                  "keeping it (self.n = n) for prepare",
-                  "KeepLastTurns(n) 接收要保留的回合数：def __init__(self, n)，"
-                  "把它存下来（self.n = n）留给 prepare 用")
-        raise Hint(f"KeepLastTurns({n})\n{raised(policy, {folder: '.'})}" + hint(why))
-    watched = _Watched(policy, n, folder)
-    replies = _script()
-    asked: list[int] = []
-
-    def model(messages, tools):
-        asked.append(1)
-        return replies[len(asked) - 1]
-
-    tools = [ReadFile(), TodoWrite(), ChangeDir()]
-    try:
-        agent = Agent(FunctionLLM(model), tools, cwd=folder, context=watched)
-    except Hint:
-        raise
-    except NotImplementedError:
-        raise
-    for ask, *_ in CHATS:
-        watched.chat, watched.round = watched.chat + 1, 0
-        try:
-            agent.chat(ask)
-        except (NotImplementedError, Hint):
-            raise
-        except IllegalHistory as e:
-            raise _refused(watched, agent, e) from None
-        except (Exception, KeyboardInterrupt, SystemExit) as e:
-            given = watched.last[0] if watched.last else agent.messages
-            ended = say("the run ended with ", "运行以异常结束：")
-            raise Hint(f"{watched.about(given)}\n{ended}{error_of(e, watched.places)}"
-                       + hint(_policy_rule(n))) from None
-    watched.overflow = True
-    watched.prepare(agent.messages, overflow=True)
-    return watched.copied
-
-
-@checker("ch04.policy")
-def check_policy(KeepLastTurns) -> None:
-    a_class(KeepLastTurns, 'check("ch04.policy", KeepLastTurns)')
-    prepare = getattr(KeepLastTurns, "prepare", None)
-    if prepare is None or _empty(prepare):
-        raise NotImplementedError  # the learner's class, its body (or its methods) still `...`
-    with tempfile.TemporaryDirectory(prefix="corecoder-ch04-") as tmp, scrubbed({Path(tmp): "."}):
+    replies = []
+    for _, reads, todo, move in chats:
+        calls = [{"name": "read_file", "arguments": {"path": name}} for name in reads]
+        calls += [{"name": "todo_write", "arguments": {"todos": [
+            {"content": todo, "status": "in_progress"}]}}] if todo else []
+        calls += [{"name": "change_dir", "arguments": {"path": FOLDER}}] if move else []
+        replies += [{"tool_calls": calls}, "Done."] if calls else ["Done."]
+    with tempfile.TemporaryDirectory(prefix="corecoder-ch04-") as tmp:
         for where in (Path(tmp), Path(tmp, FOLDER)):
             where.mkdir(exist_ok=True)
             for name, text in FILES.items():
                 (where / name).write_text(text, encoding="utf-8")
-        held = [_through_an_agent(KeepLastTurns, n, Path(tmp)) for n in TURNS]
-        copied = next((h for h in held if h is not None), None)
-        if copied is not None:
-            raise copied  # a copy where the list itself was due: told once nothing worse shows
+        turns = iter(replies)
+        try:
+            policy = KeepLastTurns(n)
+            agent = Agent(FunctionLLM(lambda messages, tools: next(turns)),
+                          [ReadFile(), TodoWrite(), ChangeDir()], cwd=tmp, context=Watched())
+            for ask, *_ in chats:
+                agent.chat(ask)
+            agent.context.prepare(agent.messages, overflow=True)
+        except NotImplementedError:
+            raise
+        except Exception as e:  # the run ended early: how is part of what was seen
+            seen.append(f"the run ended: {error_of(e, {Path(tmp): '.'})}")
+    return seen
+
+
+def _policy_inputs():
+    from hypothesis import strategies as st
+
+    chat = st.tuples(st.sampled_from(ASKS), st.lists(st.sampled_from(sorted(FILES)), max_size=3),
+                     st.sampled_from([None, "Fix mean", "修好 mean"]), st.booleans())
+    return st.tuples(st.integers(1, 3), st.lists(chat, min_size=1, max_size=5))
+
+
+def _policy_call(args: tuple[int, list[tuple]]) -> str:
+    n, chats = args
+    said = "; ".join(f"{ask!r}: reads {len(reads)}" + (", todo" if todo else "")
+                     + (", cd" if move else "") for ask, reads, todo, move in chats)
+    chat = "chat" if len(chats) == 1 else "chats"
+    return (say(f"KeepLastTurns({n}) as a real Agent's policy, through {len(chats)} {chat} "
+                f"({said}), then prepare(messages, overflow=True); each call of prepare:",
+                f"KeepLastTurns({n}) 作为一个真实 Agent 的策略，跑 {len(chats)} 次对话（{said}），"
+                "最后调用 prepare(messages, overflow=True)；每次调用 prepare 的结果："))
+
+
+def _policy_diagnose(args, got: list[str], wanted: list[str]) -> str | None:
+    """The first call of prepare that did otherwise, named."""
+    for k, (mine, theirs) in enumerate(zip(got, wanted, strict=False), 1):
+        if mine != theirs:
+            return then(say(f"at call {k} of prepare, the engine's policy: {theirs}; yours: "
+                            f"{mine}. ",
+                            f"第 {k} 次调用 prepare 时，引擎的策略：{theirs}；你的：{mine}。"),
+                        say(*POLICY_RULE))
+    return None
+
+
+POLICY_RULE = (
+    "keep the last n turns: the history from messages[starts[-n]] on, where starts are the "
+    "indices of the user messages that are not state notes; with n or fewer of them there is "
+    "nothing to cut: return the list you were given, itself. On overflow, the list itself or a "
+    "shorter tail from where a turn begins",
+    "保留最近 n 个回合：从 messages[starts[-n]] 开始的历史，其中 starts 是那些不是状态通知的 "
+    "user 消息的下标；这样的消息不超过 n 条时，没有什么可截的：原样返回传进来的那个列表本身。"
+    "overflow 时，返回列表本身，或者从某个回合开始处起的一段更短的结尾")
+ONE_TURN = "return messages[starts[-self.n]:]"
+ATTACH = "    def attach(self, agent):\n        pass  # it needs nothing of the agent\n"
+POLICY = Exercise(
+    "ch04.policy", KeepLastTurns, _policy_inputs, _policy_call, run=_chats, max_examples=25,
+    examples=[(n, [(ASKS[0], ["calc.py", "test_calc.py"], "Fix mean", False),
+                   (ASKS[1], ["notes.md"], None, True), (ASKS[2], [], None, False),
+                   (ASKS[3], ["calc.py", "notes.md", "test_calc.py"], "Check", False),
+                   (ASKS[4], ["calc.py"], None, False)]) for n in (2, 1, 3)],
+    rule=POLICY_RULE, diagnose=_policy_diagnose,
+    equivalent={"def prepare(self, messages, overflow=False): → def prepare(self, messages, "
+                "overflow=True):": "KeepLastTurns cuts the same way with or without overflow, "
+                "so the flag's default changes nothing it does"},
+    domain=("every run of one to five chats, for n from 1 to 3",
+            "一到五次对话的各种运行，n 从 1 到 3"),
+    shape=("starts = [i for i, m in enumerate(messages) if m[\"role\"] == \"user\" and not "
+           "is_state_note(m)]; the list itself when len(starts) <= n, else messages[starts[-n]:]",
+           "starts = [i for i, m in enumerate(messages) if m[\"role\"] == \"user\" and not "
+           "is_state_note(m)]；len(starts) <= n 时返回列表本身，否则返回 messages[starts[-n]:]"),
+    mistakes=[
+        Mistake(ATTACH, "", (
+            "a context policy has two methods: attach(agent), which the agent calls once as it "
+            "is made (KeepLastTurns needs nothing of the agent: its body is pass), and "
+            "prepare(messages, overflow=False), before every round",
+            "上下文策略有两个方法：attach(agent)，智能体创建时调用一次（KeepLastTurns 不需要"
+            "智能体的任何东西，方法体写 pass 就行）；以及 prepare(messages, overflow=False)，"
+            "每一轮之前调用")),
+        Mistake(ONE_TURN, "return messages[-self.n:]", (
+            "the last n messages are not the last n turns: they may begin with the results of a "
+            "batch whose call was cut away, and the API refuses the request (400). Count the "
+            "user messages (not the state notes), and cut where a turn begins",
+            "最后 n 条消息不等于最近 n 个回合：它们可能以一批调用的工具结果开头，而发出这些调用"
+            "的消息已经被截掉了，API 会拒绝请求（400）。要数 user 消息（不算状态通知），在回合"
+            "开始的地方截")),
+        Mistake(' and not is_state_note(m)', "", (
+            "a state note is a user message the user never wrote (is_state_note): the agent "
+            "tells its state with it, and it begins no turn. Count only the user messages that "
+            "are not state notes",
+            "状态通知是用户从来没写过的 user 消息（is_state_note）：智能体用它来告诉模型自己的"
+            "状态，它并不开始一个回合。只数那些不是状态通知的 user 消息")),
+        Mistake("not is_state_note(m)", 'not str(m["content"]).startswith("[")', (
+            "a user message may begin with \"[\" and be the user's all the same (a pasted log): "
+            "tell a state note by is_state_note, which looks for the whole STATE_NOTE, not by "
+            "its first character",
+            "user 消息也可能以“[”开头，却仍然是用户自己的（比如贴进来的日志）：要用 "
+            "is_state_note 来认状态通知，它看的是完整的 STATE_NOTE，而不是第一个字符")),
+        Mistake("starts[-self.n]:", "starts[-self.n + 1]:", (
+            "one turn too few: the last n turns begin at starts[-n], one turn earlier than "
+            "starts[-n + 1]",
+            "少留了一个回合：最近 n 个回合从 starts[-n] 开始，比 starts[-n + 1] 早一个回合")),
+        Mistake("starts[-self.n]:", "starts[-self.n - 1]:", (
+            "one turn too many: the last n turns begin at starts[-n], and starts[-n - 1] is "
+            "one turn earlier",
+            "多留了一个回合：最近 n 个回合从 starts[-n] 开始，starts[-n - 1] 还要再早一个回合")),
+        Mistake("            return messages\n", "            return list(messages)\n", (
+            "with nothing to cut, return the list you were given, itself, not a copy: when the "
+            "provider says a request is too long, Agent.ask takes any new list for a cut and "
+            "sends the same request again; the list itself tells it nothing could be cut",
+            "没有可截的时候，原样返回传进来的那个列表本身，而不是副本：服务商说请求太长时，"
+            "Agent.ask 会把任何新列表都当成截过的结果，再把同样的请求发一遍；返回列表本身，"
+            "它才知道什么也截不掉")),
+        Mistake("def prepare(self, messages, overflow=False):", "def prepare(self, messages):", (
+            "prepare is called as the agent calls it: prepare(messages) before every round, and "
+            "prepare(messages, overflow=True) when the provider says a request is too long: "
+            "def prepare(self, messages, overflow=False)",
+            "prepare 是按智能体的方式调用的：每一轮之前调用 prepare(messages)，服务商说请求"
+            "太长时调用 prepare(messages, overflow=True)：def prepare(self, messages, "
+            "overflow=False)")),
+        Mistake(ONE_TURN, "del messages[:starts[-self.n]]\n        return messages", (
+            "return a new list, a slice, and leave the one given as it is: the agent tells a "
+            "policy that cut something by the new list it returns",
+            "应该返回一个新列表，也就是一个切片，传进来的列表保持原样：智能体靠返回的是不是"
+            "一个新列表来判断策略有没有截掉东西")),
+    ],
+)
