@@ -390,37 +390,6 @@ def tests_script():  # quotes the summary line, but to deny it
             "It is not true that 1 of 3 tests passed."]
 """],
     "ch00.count_calls": ["""
-def count_tool_calls(messages):  # stops at the first answer: misses the calls after the user speaks again
-    counts = {}
-    for m in messages:
-        if m["role"] == "assistant" and not m.get("tool_calls"):
-            break
-        for call in m.get("tool_calls", []):
-            counts[call["function"]["name"]] = counts.get(call["function"]["name"], 0) + 1
-    return counts
-""", """
-def count_tool_calls(messages):  # one per round: misses parallel calls
-    counts = {}
-    for m in messages:
-        if m.get("tool_calls"):
-            name = m["tool_calls"][0]["function"]["name"]
-            counts[name] = counts.get(name, 0) + 1
-    return counts
-""", """
-def count_tool_calls(messages):  # the script's layout, not the history's: a call has no "name" of its own
-    counts = {}
-    for m in messages:
-        for call in m.get("tool_calls", []):
-            counts[call["name"]] = counts.get(call["name"], 0) + 1
-    return counts
-""", """
-def count_tool_calls(messages):  # skips the last message: misses the calls of a run cut short
-    counts = {}
-    for m in messages[:-1]:
-        for call in m.get("tool_calls", []):
-            counts[call["function"]["name"]] = counts.get(call["function"]["name"], 0) + 1
-    return counts
-""", """
 def count_tool_calls(messages):  # counts only the calls that worked
     names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls", [])}
     counts = {}
@@ -1730,9 +1699,6 @@ def safe_cut(messages, index):  # the right cut, then messages.clear(): the call
 def estimate(text):  # a quarter of the characters: Chinese comes out about 4 times too low
     return len(text) // 4
 """, """
-def estimate(text):  # a token per character: English prose about 4 times too high
-    return len(text)
-""", """
 def estimate(text):  # a quarter of the UTF-8 bytes: a Chinese character (3 bytes) counted as 3/4 of a token
     return len(text.encode()) // 4
 """, """
@@ -1761,16 +1727,6 @@ def estimate(text):  # rougher: a CJK character one token, every other 1/3.5: a 
     return cjk + (len(text) - cjk) / 3.5
 """],
     "ch04.policy": ["""
-class KeepLastTurns:  # no attach: the agent hands itself to its policy once, as it is made
-    def __init__(self, n):
-        self.n = n
-
-    def prepare(self, messages, overflow=False):
-        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
-        if len(starts) <= self.n:
-            return messages
-        return messages[starts[-self.n]:]
-""", """
 class KeepLastTurns:  # the last n messages, not turns: a tool result without its call, and a 400
     def __init__(self, n):
         self.n = n
@@ -1780,45 +1736,6 @@ class KeepLastTurns:  # the last n messages, not turns: a tool result without it
 
     def prepare(self, messages, overflow=False):
         return messages if len(messages) <= self.n else messages[-self.n:]
-""", """
-class KeepLastTurns:  # state notes counted as user turns: a cut at a note drops the user's message
-    def __init__(self, n):
-        self.n = n
-
-    def attach(self, agent):
-        pass
-
-    def prepare(self, messages, overflow=False):
-        starts = [i for i, m in enumerate(messages) if m["role"] == "user"]
-        if len(starts) <= self.n:
-            return messages
-        return messages[starts[-self.n]:]
-""", """
-class KeepLastTurns:  # one turn too many: starts[-n - 1]
-    def __init__(self, n):
-        self.n = n
-
-    def attach(self, agent):
-        pass
-
-    def prepare(self, messages, overflow=False):
-        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
-        if len(starts) <= self.n:
-            return messages
-        return messages[starts[-self.n - 1]:]
-""", """
-class KeepLastTurns:  # one turn too few: starts[-n + 1]
-    def __init__(self, n):
-        self.n = n
-
-    def attach(self, agent):
-        pass
-
-    def prepare(self, messages, overflow=False):
-        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
-        if len(starts) <= self.n:
-            return messages
-        return messages[starts[-self.n + 1]:]
 """, """
 class KeepLastTurns:  # cuts in place with del and returns nothing: the agent goes on with None
     def __init__(self, n):
@@ -1832,19 +1749,6 @@ class KeepLastTurns:  # cuts in place with del and returns nothing: the agent go
         if len(starts) > self.n:
             del messages[:starts[-self.n]]
 """, """
-class KeepLastTurns:  # cuts in place with del, then returns the same list: the agent cannot tell it cut
-    def __init__(self, n):
-        self.n = n
-
-    def attach(self, agent):
-        pass
-
-    def prepare(self, messages, overflow=False):
-        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
-        if len(starts) > self.n:
-            del messages[:starts[-self.n]]
-        return messages
-""", """
 class KeepLastTurns:  # a note of what would be dropped, appended, and nothing dropped: the history grows
     def __init__(self, n):
         self.n = n
@@ -1857,17 +1761,6 @@ class KeepLastTurns:  # a note of what would be dropped, appended, and nothing d
         if len(starts) <= self.n:
             return messages
         return messages + [user(f"[{starts[-self.n]} earlier messages can be dropped]")]
-""", """
-class KeepLastTurns:  # a copy when there is nothing to cut: the agent takes it for a cut
-    def __init__(self, n):
-        self.n = n
-
-    def attach(self, agent):
-        pass
-
-    def prepare(self, messages, overflow=False):
-        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not is_state_note(m)]
-        return messages[starts[-self.n] if len(starts) > self.n else 0:]
 """, """
 class KeepLastTurns:  # a copy on overflow: the agent takes any new list for a cut, and sends the too-long request again
     def __init__(self, n):
@@ -1923,19 +1816,6 @@ class KeepLastTurns:  # a state note told by "todo list": a note of the working 
 
     def prepare(self, messages, overflow=False):
         starts = [i for i, m in enumerate(messages) if m["role"] == "user" and "todo list" not in m["content"]]
-        if len(starts) <= self.n:
-            return messages
-        return messages[starts[-self.n]:]
-""", """
-class KeepLastTurns:  # a state note told by its "[": a user's message that begins with "[" is not counted
-    def __init__(self, n):
-        self.n = n
-
-    def attach(self, agent):
-        pass
-
-    def prepare(self, messages, overflow=False):
-        starts = [i for i, m in enumerate(messages) if m["role"] == "user" and not m["content"].startswith("[")]
         if len(starts) <= self.n:
             return messages
         return messages[starts[-self.n]:]

@@ -204,6 +204,9 @@ TOUR = _turns_as_history(TASK, SCRIPT, [  # the tool results, cut short
     "3 of 3 tests passed"])
 # what a model may ask for: the tools, a misspelt one, names in other scripts
 NAMES = ("bash", "grep", "read_file", "edit_file", "read_fiel", "читать", "読む", "")
+# what a call may have come to: it counts all the same
+RESULTS = ("ok", "unknown tool 'read_fiel'. Available tools: ...",
+           "bad arguments for read_file: the arguments are not valid JSON", "bash failed: boom")
 
 
 def count_tool_calls(messages):
@@ -218,8 +221,8 @@ def count_tool_calls(messages):
 
 def _histories():
     """Histories as the loop leaves them: the user speaks, the model answers or asks for calls
-    (1 to 4 at once, any name), each call gets its result (or the run was cut short after its
-    last calls, which then have none)."""
+    (1 to 4 at once, any name), each call gets its result, worked or failed (or the run was cut
+    short after its last calls, which then have none)."""
     from hypothesis import strategies as st
 
     @st.composite
@@ -236,7 +239,7 @@ def _histories():
                 calls = [ToolCall(f"c{made + k}", name, "{}") for k, name in enumerate(names)]
                 made += len(calls)
                 messages.append(assistant(draw(st.sampled_from(["", "Let me look."])), calls))
-                messages += [tool_result(c.id, "ok") for c in calls]
+                messages += [tool_result(c.id, draw(st.sampled_from(RESULTS))) for c in calls]
         if draw(st.booleans()) and messages and messages[-1]["role"] == "tool":
             while messages[-1]["role"] == "tool":  # cut short while its last calls ran
                 messages.pop()
