@@ -83,6 +83,9 @@ class Exercise:
     # how an answer is put to work on an input: called (a function), or plugged into a real
     # agent and watched (a class at a seam: run(cls, *args) returns what was seen)
     run: Callable = lambda answer, *args: answer(*args)  # noqa: E731
+    # how a hint shows what the answer and the reference came to (None: "your code returned"
+    # and the value's type and repr; a seam says what was seen in its own words)
+    show: Callable | None = None
     max_examples: int = 200
     equivalent: Mapping[str, str] = field(default_factory=dict)  # mutants that are no mistake
     tiered = True  # `check` passes the try's number: the shape is told from the second on
@@ -229,13 +232,13 @@ def _compare(exercise: Exercise, answer, args: tuple, tries: int, explain: bool 
     wanted_kind, wanted = quietly(exercise, exercise.reference, args, errors=True)
     handed = copy.deepcopy(args)
     kind, got = _run(exercise, answer, handed)
-    what = raised(got) if kind == "raised" else returned(got)
+    what = raised(got) if kind == "raised" else (exercise.show or returned)(got)
 
     def fail(reason: Callable[[], str]):
         if not explain:  # a search step: cheap, and said once the input is the smallest
             raise _Differs(args)
         expected = (say("raises ", "抛出 ") + type(wanted).__name__ if wanted_kind == "raised"
-                    else shown(wanted))
+                    else (exercise.show or shown)(wanted))
         given = f"{exercise.call(args)}\n{EXPECTED}{expected}\n{GOT}"
         raise Hint(given + what + _why(exercise, reason(), tries))
 
@@ -261,10 +264,19 @@ def _compare(exercise: Exercise, answer, args: tuple, tries: int, explain: bool 
 
 def _same_kind(got, wanted) -> bool:
     """Whether `got` is of the kind `wanted` is: any real number for a number (an int for a
-    float, a float for an int: `same` judges how close), else the same type."""
+    float, a float for an int: `same` judges how close), None or a value where either may be
+    the answer (they differ as values), else the same type."""
+    if wanted is None or got is None:
+        return True
     if _number(wanted):
         return _number(got)
-    return type(got) is type(wanted)
+    return _builtin(got) is _builtin(wanted)
+
+
+def _builtin(value) -> type:
+    """The built-in type a value is one of: a subclass of list is a list (a seam's record of
+    what it saw may be one, with its own way to compare and show)."""
+    return next(t for t in type(value).__mro__ if t.__module__ == "builtins")
 
 
 def _number(value) -> bool:
@@ -272,7 +284,7 @@ def _number(value) -> bool:
 
 
 def _kind(value) -> str:
-    return say("number", "数值") if _number(value) else type(value).__name__
+    return say("number", "数值") if _number(value) else _builtin(value).__name__
 
 
 def _reason(exercise: Exercise, answer, args: tuple, mine: tuple, wanted) -> str:
