@@ -183,8 +183,10 @@ INCIDENTAL = [
     r"(?<!\d)400(?=\s*[:：])",  # the HTTP status the chat API answers an illegal history with
     r"CoreCoder 0\.8",  # the name of a peer's release
     r"127\.0\.0\.1",  # the loopback address, where the course's server listens
-    r"at 90 % of the window by default, and Claude Code at 95 %",  # peers' thresholds, cited in chapter 4
-    r"默认在窗口的 90 % 时压缩，Claude Code 则在 95 %",  # the same in Chinese
+    # peers' thresholds, cited in chapter 4's box (checked 2026-12-03)
+    r"at 90 % of the window by default, and Claude Code 13,000\s+tokens short of its effective\s+window, "
+    r"about 83\.5 % of 200k",
+    r"默认在窗口的 90 % 时压缩，Claude Code 则在离有效窗口还差 13,000 个 token 时压缩，约为 200k 的 83\.5 %",
     r"\d+(?:\s*(?:to|到)\s*\d+)?\s*(?:minutes|hours|分钟|小时)",  # a reading time: an estimate, not the code
 ]
 
