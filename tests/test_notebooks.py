@@ -2351,3 +2351,14 @@ def test_the_reassembly_check_ends_inside_a_real_agent_whose_history_must_equal_
     ch03._through_an_agent(by_index_only, "standard", tmp_path)  # one index per call: right there
     with pytest.raises(Hint, match="a real Agent whose model streams its tool calls in the shared_index dialect"):
         ch03._through_an_agent(by_index_only, "shared_index", tmp_path)
+
+
+@pytest.mark.parametrize("path", BOTH, ids=lambda p: p.name)
+def test_every_production_box_says_when_its_sources_were_checked(path):
+    """A figure about another product goes stale (Claude Code's compaction threshold did): each
+    chapter's box says the date its sources were checked, first thing after its heading."""
+    boxes = [c.source for c in read(path).cells if c.cell_type == "markdown"
+             and c.source.startswith(("### How production agents do it", "### 业界的编程智能体怎么做"))]
+    assert len(boxes) == 1, f"{path.name}: one production box"
+    first = boxes[0].split("\n\n")[1]
+    assert re.fullmatch(r"Sources checked on \d{4}-\d\d-\d\d\.|以下来源核对于 \d{4}-\d\d-\d\d。", first)
