@@ -354,14 +354,17 @@ def _equal(a, b) -> bool:
 
 
 def beside(name: str, answer) -> None:
-    """The reveal: the learner's answer run beside the engine's own on the same inputs, the
+    """The reveal: the learner's answer run beside the reference (the engine's own, or the
+    chapter's where the exercise's contract is not the engine's) on the same inputs, the
     chapter's examples and as many more drawn from the exercise's whole domain, and what came
     of it printed (the first input where they part ways, if any). Build it, then compare it with
     the real thing."""
     from .checks import _find
 
     exercise = _find(name)
-    reference = getattr(exercise.reference, "__qualname__", "the reference")
+    engines = getattr(exercise.reference, "__module__", "").startswith("corecoder.")
+    theirs = (say("the engine's ", "引擎的 ") if engines else say("the chapter's ", "本章的 ")) \
+        + getattr(exercise.reference, "__qualname__", "reference")
     yours = getattr(answer, "__name__", "yours")
     try:
         judge(exercise, answer)
@@ -370,11 +373,11 @@ def beside(name: str, answer) -> None:
                   f"你的 {yours} 还没写：先在上面写好它，再运行这个单元格"))
         return
     except Hint as parted:
-        print(say(f"your {yours} and the engine's {reference} part ways here:",
-                  f"你的 {yours} 和引擎的 {reference} 在这里结果不同："))
+        print(say(f"your {yours} and {theirs} part ways here:",
+                  f"你的 {yours} 和{theirs} 在这里结果不同："))
         print(textwrap.indent(str(parted), "  "))
         return
-    print(say(f"your {yours} and the engine's {reference} agree on every input: the chapter's "
-              f"examples, and up to {exercise.max_examples} more drawn from {exercise.domain[0]}",
-              f"你的 {yours} 和引擎的 {reference} 在所有输入上结果一致：本章的例子，以及从"
+    print(say(f"your {yours} and {theirs} agree on every input: the chapter's examples, and "
+              f"up to {exercise.max_examples} more drawn from {exercise.domain[0]}",
+              f"你的 {yours} 和{theirs} 在所有输入上结果一致：本章的例子，以及从"
               f"{exercise.domain[1]}中抽取的至多 {exercise.max_examples} 个输入"))
