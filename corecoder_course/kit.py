@@ -34,6 +34,7 @@ import threading
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from .checks import (
     CHECKERS,
@@ -276,11 +277,12 @@ def _same_kind(got, wanted) -> bool:
 def _builtin(value) -> type:
     """The built-in type a value is one of: a subclass of list is a list (a seam's record of
     what it saw may be one, with its own way to compare and show)."""
-    return next(t for t in type(value).__mro__ if t.__module__ == "builtins")
+    return next((t for t in type(value).__mro__ if t.__module__ == "builtins" and t is not object),
+                type(value))  # a class of no built-in type (a Path) is its own kind
 
 
 def _number(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    return isinstance(value, (numbers.Real, Decimal)) and not isinstance(value, bool)
 
 
 def _kind(value) -> str:
