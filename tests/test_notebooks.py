@@ -411,19 +411,6 @@ def find_orphan(messages):  # forgets to return at the first orphan: it returns 
             waiting = [c["id"] for c in m.get("tool_calls", [])]
     return orphan
 """, """
-def find_orphan(messages):  # an assistant message without calls does not close the window (the spec says it does)
-    waiting = []
-    for i, m in enumerate(messages):
-        if m["role"] == "tool":
-            if m["tool_call_id"] not in waiting:
-                return i
-            waiting.remove(m["tool_call_id"])
-        elif m["role"] == "user":
-            waiting = []
-        elif m.get("tool_calls"):
-            waiting = [c["id"] for c in m["tool_calls"]]
-    return None
-""", """
 def find_orphan(messages):  # only looks at the message before: rejects the second of two parallel results
     for i, m in enumerate(messages):
         if m["role"] == "tool" and (i == 0 or not messages[i - 1].get("tool_calls")):
@@ -452,19 +439,6 @@ def answer_pending(messages):  # the first assistant message with calls, not the
 from corecoder.messages import INTERRUPTED
 from corecoder.messages import tool_result
 
-def answer_pending(messages):  # sorts the waiting ids: "c1" < "c10" < "c2" is not call order
-    answered, i = set(), len(messages)
-    while i > 0 and messages[i - 1]["role"] == "tool":
-        i -= 1
-        answered.add(messages[i]["tool_call_id"])
-    if i == 0 or messages[i - 1]["role"] != "assistant":
-        return list(messages)
-    waiting = sorted(c["id"] for c in messages[i - 1].get("tool_calls", []) if c["id"] not in answered)
-    return messages + [tool_result(c, INTERRUPTED) for c in waiting]
-""", """
-from corecoder.messages import INTERRUPTED
-from corecoder.messages import tool_result
-
 def answer_pending(messages):  # answers every call of the last assistant message, answered or not
     last = [m for m in messages if m["role"] == "assistant"][-1:]
     calls = last[0].get("tool_calls", []) if last else []
@@ -482,69 +456,6 @@ def answer_pending(messages):  # right answer, but appended to the caller's list
     return messages
 """],
     "ch01.run_call": ["""
-def run_call(tool, arguments, workspace):  # JSON that is not an object, and is falsy ([], null), becomes {}
-    try:
-        args = json.loads(arguments.strip() or "{}") or {}
-    except json.JSONDecodeError as e:
-        return f"bad arguments for {tool.name}: the arguments are not valid JSON ({e.msg})"
-    if not isinstance(args, dict):
-        return f"bad arguments for {tool.name}: the arguments must be a JSON object"
-    trouble = problems(tool.parameters, args)
-    if trouble:
-        return f"bad arguments for {tool.name}: " + "; ".join(trouble)
-    try:
-        return tool.run(workspace, **args)
-    except Exception as e:
-        return f"{tool.name} failed: {e}"
-""", """
-def run_call(tool, arguments, workspace):  # a KeyError inside the tool is blamed on the model's arguments
-    try:
-        args = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError as e:
-        return f"bad arguments for {tool.name}: the arguments are not valid JSON ({e.msg})"
-    if not isinstance(args, dict):
-        return f"bad arguments for {tool.name}: the arguments must be a JSON object"
-    trouble = problems(tool.parameters, args)
-    if trouble:
-        return f"bad arguments for {tool.name}: " + "; ".join(trouble)
-    try:
-        return tool.run(workspace, **args)
-    except (TypeError, KeyError) as e:
-        return f"bad arguments for {tool.name}: {e}"
-    except Exception as e:
-        return f"{tool.name} failed: {e}"
-""", """
-def run_call(tool, arguments, workspace):  # runs the tool twice: once to see whether it raises
-    try:
-        args = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError as e:
-        return f"bad arguments for {tool.name}: the arguments are not valid JSON ({e.msg})"
-    if not isinstance(args, dict):
-        return f"bad arguments for {tool.name}: the arguments must be a JSON object"
-    trouble = problems(tool.parameters, args)
-    if trouble:
-        return f"bad arguments for {tool.name}: " + "; ".join(trouble)
-    try:
-        tool.run(workspace, **args)
-    except Exception as e:
-        return f"{tool.name} failed: {e}"
-    return tool.run(workspace, **args)
-""", """
-def run_call(tool, arguments, workspace):  # "" is bad JSON here; the engine (parse_arguments) says it is {}
-    try:
-        args = json.loads(arguments)
-    except json.JSONDecodeError as e:
-        return f"bad arguments for {tool.name}: the arguments are not valid JSON ({e.msg})"
-    if not isinstance(args, dict):
-        return f"bad arguments for {tool.name}: the arguments must be a JSON object"
-    trouble = problems(tool.parameters, args)
-    if trouble:
-        return f"bad arguments for {tool.name}: " + "; ".join(trouble)
-    try:
-        return tool.run(workspace, **args)
-    except Exception as e:
-        return f"{tool.name} failed: {e}"
-""", """
 import json
 
 def run_call(tool, arguments, workspace):  # malformed JSON quietly becomes {}
@@ -566,19 +477,6 @@ def run_call(tool, arguments, workspace):  # every problem is a failure: no sche
         return f"{tool.name} failed: {e}"
 """],
     "ch01.stop_on_failure": ["""
-def stop_on_failure(calls, agent, results):  # reads the text: misses an unknown tool and a gate's no
-    for call in calls:
-        results[call.id] = perform(agent, admit(agent, call), agent.workspace)
-        if results[call.id].startswith((f"bad arguments for {call.name}", f"{call.name} failed:")):
-            return
-""", """
-def stop_on_failure(calls, agent, results):  # "failed:" anywhere: a file whose text says so stops the batch
-    for call in calls:
-        job = admit(agent, call)
-        results[call.id] = perform(agent, job, agent.workspace)
-        if job.refusal or "failed:" in results[call.id]:
-            return
-""", """
 def stop_on_failure(calls, agent, results):  # runs every call, then drops the results after the failure
     for call in calls:
         job = admit(agent, call)
@@ -589,13 +487,6 @@ def stop_on_failure(calls, agent, results):  # runs every call, then drops the r
         if not failed:
             results[call.id] = result
         failed = failed or bool(job.refusal) or result.startswith(f"{call.name} failed:")
-""", """
-def stop_on_failure(calls, agent, results):  # raises KeyboardInterrupt to stop: as if the user pressed Ctrl+C
-    for call in calls:
-        job = admit(agent, call)
-        results[call.id] = perform(agent, job, agent.workspace)
-        if job.refusal or results[call.id].startswith(f"{call.name} failed:"):
-            raise KeyboardInterrupt
 """, """
 def stop_on_failure(calls, agent, results):  # stores the admitted job, not its result
     for call in calls:
@@ -615,10 +506,6 @@ def stop_on_failure(calls, agent, results):  # "failed" anywhere: a file that sa
         results[call.id] = perform(agent, admit(agent, call), agent.workspace)
         if "failed" in results[call.id]:
             return
-""", """
-def stop_on_failure(calls, agent, results):  # never stops: it is run_in_order
-    for call in calls:
-        results[call.id] = perform(agent, admit(agent, call), agent.workspace)
 """, """
 def stop_on_failure(calls, agent, results):  # stops before the failing call runs: the model never learns why
     for call in calls:
@@ -1405,29 +1292,6 @@ def assemble(deltas):  # returns the calls as dicts, not ToolCall
             call["arguments"] += fn.get("arguments") or ""
     return [{"id": c["id"] or f"call_{n}", **c} for n, c in enumerate(calls, 1)]
 """, """
-def assemble(deltas):  # a name with no id under a new index continues the latest call: id-less parallel calls merge
-    calls, by_id, by_index = [], {}, {}
-    for d in deltas:
-        index, id, fn = d.get("index"), d.get("id"), d.get("function") or {}
-        if id and id in by_id:
-            call = by_id[id]
-        elif not id and index is not None and index in by_index:
-            call = by_index[index]
-        elif not id and calls:
-            call = calls[-1]
-        else:
-            call = {"id": id, "name": "", "arguments": ""}
-            calls.append(call)
-            if id:
-                by_id[id] = call
-            if index is not None:
-                by_index[index] = call
-        call["name"] = call["name"] or fn.get("name") or ""
-        piece = fn.get("arguments") or ""
-        if not (piece and piece == call["arguments"] and _is_json(piece)):
-            call["arguments"] += piece
-    return [ToolCall(c["id"] or f"call_{n}", c["name"], c["arguments"]) for n, c in enumerate(calls, 1)]
-""", """
 def assemble(deltas):  # never uses the index: a chunk without an id goes to the latest call, so interleaved calls mix
     calls, by_id = [], {}
     for d in deltas:
@@ -1489,120 +1353,8 @@ def assemble(deltas):  # drops a slice equal to the slice before it: a run of "=
             call["arguments"] += piece
         call["last"] = piece or call["last"]
     return [ToolCall(c["id"] or f"call_{n}", c["name"], c["arguments"]) for n, c in enumerate(calls, 1)]
-""", """
-def assemble(deltas):  # the right calls, last first: the order the history and the results must follow is lost
-    calls, by_id, by_index = [], {}, {}
-    for d in deltas:
-        index, id, fn = d.get("index"), d.get("id"), d.get("function") or {}
-        if id and id in by_id:
-            call = by_id[id]
-        elif not id and index is not None and index in by_index:
-            call = by_index[index]
-        elif not id and calls and not (fn.get("name") and index is not None):
-            call = calls[-1]
-        else:
-            call = {"id": id, "name": "", "arguments": "", "last": None}
-            calls.append(call)
-            if id:
-                by_id[id] = call
-            if index is not None:
-                by_index[index] = call
-        call["name"] = call["name"] or fn.get("name") or ""
-        piece = fn.get("arguments") or ""
-        if not (piece and piece == call["arguments"] and _is_json(piece)):
-            call["arguments"] += piece
-    return [ToolCall(c["id"] or f"call_{n}", c["name"], c["arguments"]) for n, c in enumerate(calls, 1)][::-1]
 """],
     "ch03.retry_delay": ["""
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # retries a 400: the same request fails again
-    if attempt >= max_attempts or not (status in (400, 408, 409, 425, 429) or status >= 500):
-        return None
-    if retry_after is not None:
-        return min(retry_after, 60.0)
-    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
-""", """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # ignores Retry-After: its own backoff, always
-    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
-        return None
-    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
-""", """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # Retry-After not capped: waits 120 s if told so
-    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
-        return None
-    if retry_after is not None:
-        return retry_after
-    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
-""", """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # `if retry_after:` takes Retry-After: 0 for none
-    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
-        return None
-    if retry_after:
-        return min(retry_after, 60.0)
-    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
-""", """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # no jitter: who failed together retries together
-    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
-        return None
-    if retry_after is not None:
-        return min(retry_after, 60.0)
-    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1))
-""", """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # 2 ** attempt: the first retry waits 2 s, not 1
-    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
-        return None
-    if retry_after is not None:
-        return min(retry_after, 60.0)
-    return min(60.0, 2 ** attempt * (4 if status == 529 else 1)) * (0.5 + rand / 2)
-""", """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # gives up one attempt late: a fifth attempt
-    if attempt > max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
-        return None
-    if retry_after is not None:
-        return min(retry_after, 60.0)
-    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
-""", """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # of the 5xx, only 500 and 503 retried
-    if attempt >= max_attempts or status not in (408, 409, 425, 429, 500, 503):
-        return None
-    if retry_after is not None:
-        return min(retry_after, 60.0)
-    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
-""", """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # a 529 (overloaded) waits no longer than any 5xx
-    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
-        return None
-    if retry_after is not None:
-        return min(retry_after, 60.0)
-    return min(60.0, 2 ** (attempt - 1)) * (0.5 + rand / 2)
-""", """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # unbounded backoff: 9 attempts wait 256 s
-    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
-        return None
-    if retry_after is not None:
-        return min(retry_after, 60.0)
-    return 2 ** (attempt - 1) * (4 if status == 529 else 1) * (0.5 + rand / 2)
-""", """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # times 0.5 + rand: up to 1.5 times the backoff
-    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
-        return None
-    if retry_after is not None:
-        return min(retry_after, 60.0)
-    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand)
-""", """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # rounded to 2 places: not the wait computed
-    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
-        return None
-    if retry_after is not None:
-        return min(retry_after, 60.0)
-    return round(min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2), 2)
-""", """
-def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # `or None`: Retry-After: 0 gives up, not retries
-    if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
-        return None
-    if retry_after is not None:
-        return min(retry_after, 60.0) or None
-    return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + rand / 2)
-""", """
 def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # its own draw, random.random(): untestable
     import random
     if attempt >= max_attempts or not (status in (408, 409, 425, 429) or status >= 500):
@@ -1612,56 +1364,6 @@ def retry_delay(status, attempt, retry_after, rand, max_attempts=4):  # its own 
     return min(60.0, 2 ** (attempt - 1) * (4 if status == 529 else 1)) * (0.5 + random.random() / 2)
 """],
     "ch03.cost": ["""
-def cost(usage, price):  # cached tokens at the input rate: the prompt cache's discount is lost
-    if price is None:
-        return None
-    return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1_000_000
-""", """
-def cost(usage, price):  # 0.0 for an unknown price: "free", and a total would take it as known
-    if price is None:
-        return 0.0
-    cached = min(usage.cached_tokens, usage.prompt_tokens)
-    rate = price.input if price.cached_input is None else price.cached_input
-    return ((usage.prompt_tokens - cached) * price.input + cached * rate
-            + usage.completion_tokens * price.output) / 1_000_000
-""", """
-def cost(usage, price):  # cached tokens charged on top of the prompt tokens they are part of
-    if price is None:
-        return None
-    cached = min(usage.cached_tokens, usage.prompt_tokens)
-    rate = price.input if price.cached_input is None else price.cached_input
-    return (usage.prompt_tokens * price.input + cached * rate + usage.completion_tokens * price.output) / 1_000_000
-""", """
-def cost(usage, price):  # no division by 1,000,000: prices are per million tokens
-    if price is None:
-        return None
-    cached = min(usage.cached_tokens, usage.prompt_tokens)
-    rate = price.input if price.cached_input is None else price.cached_input
-    return (usage.prompt_tokens - cached) * price.input + cached * rate + usage.completion_tokens * price.output
-""", """
-def cost(usage, price):  # cached_input None taken as free: `price.cached_input or 0`
-    if price is None:
-        return None
-    cached = min(usage.cached_tokens, usage.prompt_tokens)
-    rate = price.cached_input or 0
-    return ((usage.prompt_tokens - cached) * price.input + cached * rate
-            + usage.completion_tokens * price.output) / 1_000_000
-""", """
-def cost(usage, price):  # cached tokens not clamped: a count over prompt_tokens makes the fresh ones negative
-    if price is None:
-        return None
-    rate = price.input if price.cached_input is None else price.cached_input
-    return ((usage.prompt_tokens - usage.cached_tokens) * price.input + usage.cached_tokens * rate
-            + usage.completion_tokens * price.output) / 1_000_000
-""", """
-def cost(usage, price):  # `price.cached_input or price.input`: a free cache (0.0) charged at the full input rate
-    if price is None:
-        return None
-    cached = min(usage.cached_tokens, usage.prompt_tokens)
-    rate = price.cached_input or price.input
-    return ((usage.prompt_tokens - cached) * price.input + cached * rate
-            + usage.completion_tokens * price.output) / 1_000_000
-""", """
 def cost(usage, price):  # rounded to 6 places: a total of rounded costs drifts from the bill
     if price is None:
         return None
@@ -1834,33 +1536,6 @@ class KeepLastTurns:  # overflow without a default: the agent calls prepare(mess
         return messages[starts[-self.n]:]
 """],
     "ch05.merge": ["""
-def merge(start, forks):  # the last fork: a call that did not move undoes an earlier call's cd
-    return forks[-1]
-""", """
-def merge(start, forks):  # the last fork, or start for an empty batch: still undoes an earlier cd
-    return forks[-1] if forks else start
-""", """
-def merge(start, forks):  # the first fork that moved wins: a later cd does not move the agent again
-    for cwd in forks:
-        if cwd != start:
-            return cwd
-    return start
-""", """
-def merge(start, forks):  # each fork compared with the fork before it, not with start
-    where, before = start, start
-    for cwd in forks:
-        if cwd != before:
-            where = cwd
-        before = cwd
-    return where
-""", """
-def merge(start, forks):  # always start: a fork that moved does not take the agent with it
-    return start
-""", """
-def merge(start, forks):  # no fork moved: forks[0], which an empty batch does not have (IndexError)
-    moved = [cwd for cwd in forks if cwd != start]
-    return moved[-1] if moved else forks[0]
-""", """
 def merge(start, forks):  # the right directory, as text: the workspace's cwd is a Path
     where = start
     for cwd in forks:
@@ -2009,30 +1684,12 @@ def reads_parallel_writes_in_order(calls, agent, results):  # admitted in the po
 def file_key(workspace, path):  # the path's text: ./a.txt and a.txt get two locks for one file
     return str(path)
 """, """
-def file_key(workspace, path):  # the text as a Path: still one key per name, not per file
-    return Path(path)
-""", """
-def file_key(workspace, path):  # resolved against the process's cwd, not the workspace's
-    return Path(path).resolve()
-""", """
-def file_key(workspace, path):  # not resolved: sub/../a.txt and a link to a.txt keep keys of their own
-    return workspace.cwd / path
-""", """
-def file_key(workspace, path):  # os.path.abspath: tidies ./ and .., follows no link
-    import os
-    return Path(os.path.abspath(workspace.cwd / path))
-""", """
 def file_key(workspace, path):  # os.path.normpath of the text: relative, and links not followed
     import os
     return os.path.normpath(path)
 """, """
 def file_key(workspace, path):  # the right file, as text: a key is a Path
     return str((workspace.cwd / path).resolve())
-""", """
-def file_key(workspace, path):  # moves the process into the workspace's cwd: every thread's and agent's cwd
-    import os
-    os.chdir(workspace.cwd)
-    return Path(path).resolve()
 """],
 }
 
