@@ -208,14 +208,20 @@ def _run(exercise: Exercise, answer, args: tuple) -> tuple[str, object]:
     if not main or not hasattr(signal, "setitimer"):
         return outcome(exercise.run, answer, *args)
 
+    armed = [True]
+
     def stop(*_):
-        raise _Hung(args)
+        if armed[0]:
+            raise _Hung(args)
 
     before = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, LIMIT)
+    # again every 0.1 s after the first: a stop raised where Python swallows it (inside a
+    # garbage collector's callback) must not let a loop that never ends run on
+    signal.setitimer(signal.ITIMER_REAL, LIMIT, 0.1)
     try:
         return outcome(exercise.run, answer, *args)
     finally:
+        armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
 
