@@ -265,7 +265,7 @@ def _compare(exercise: Exercise, answer, args: tuple, tries: int, explain: bool 
     if not _same_kind(got, wanted):
         fail(lambda: say(f"return a {_kind(wanted)}, as the engine's own does",
                          f"要返回 {_kind(wanted)}，和引擎自己的一样"))
-    if not exercise.same(got, wanted, args):
+    if not _alike(exercise, ("returned", wanted), mine, args):
         fail(lambda: _reason(exercise, answer, args, mine, wanted))
 
 
