@@ -71,13 +71,14 @@ class Exercise:
     """What a checker needs to know of one exercise; `judge` does the rest."""
 
     name: str  # the id a notebook checks: "ch04.safe_cut"
-    reference: Callable  # the engine's own definition: what a right answer returns
+    reference: Callable  # what a right answer does: the engine's own, or the chapter's solution
     inputs: Callable  # () -> a hypothesis strategy of argument tuples (hypothesis loads on use)
     call: Callable[[tuple], str]  # an input, as the hint shows the call: "safe_cut([...], 3)"
     rule: tuple[str, str]  # what a right answer does, in the chapter's words (en, zh)
     shape: tuple[str, str] = ("", "")  # the shape of the code: told on a second failure
     domain: tuple[str, str] = ("its inputs", "它的输入")  # what `inputs` draws from, in words
-    examples: Sequence[tuple] = ()  # inputs tried first: the ones the chapter shows
+    examples: Sequence[tuple] = ()  # the chapter's own inputs: judged after the generated ones,
+    # and the fingerprint that tells two mistakes apart
     mistakes: Sequence[Mistake] = ()
     diagnose: Callable | None = None  # (args, got, wanted) -> why, or None: a domain's own
     same: Callable = lambda got, wanted, args: got == wanted  # noqa: E731  (a right value)
