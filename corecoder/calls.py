@@ -183,22 +183,50 @@ def bound(text: str, workspace: Workspace, limit: int = OUTPUT_LIMIT) -> str:
     """
     if len(text) <= limit:
         return text
-    folder = project_root(workspace.cwd) / OUTPUTS
-    data = valid_text(text).encode("utf-8")
-    path = folder / f"{hashlib.sha256(data).hexdigest()[:16]}.txt"  # same text, same file
     try:
-        if not folder.is_dir():
-            atomic_write(folder / ".gitignore", "# kept for the model: never committed\n*\n")
-        atomic_write(path, data)
+        path = keep_output(project_root(workspace.cwd), text)
     except OSError as e:  # a read-only project: the model still gets the head and the tail
         return shorten(text, limit, note=f"the full output could not be kept: {e.strerror or e}")
-    with contextlib.suppress(OSError):  # a file another call removed first is gone either way
-        kept = sorted(folder.glob("*.txt"), key=lambda p: (p.stat().st_mtime_ns, p.name))
-        for old in kept[:-KEEP_OUTPUTS]:
-            old.unlink()
     where = os.path.relpath(path, workspace.cwd)
     return shorten(text, limit, note=f"the full output is in {where}")
 
 
 def _error(e: Exception) -> str:
     return f"{type(e).__name__}: {e}"
+
+
+# --- defences: a project whose .corecoder is a link, files in it the engine did not write
+
+
+def keep_output(root: Path, text: str) -> Path:
+    """Keep `text` in `root`'s outputs folder, named by its hash (same text, same file), and
+    prune the oldest past KEEP_OUTPUTS.
+
+    The folder belongs to the project, and a cloned project decides what is in it: a
+    `.corecoder` or `outputs` that is a link to a folder of the user's would have a read-only
+    grep write there and prune the user's files. So nothing is written through a link, and a
+    file is pruned only if it is a regular file whose content still hashes to its name:
+    something this function wrote."""
+    folder = root
+    for part in OUTPUTS.parts:
+        folder = folder / part
+        if folder.is_symlink() or folder.exists() and not folder.is_dir():
+            raise OSError(f"{OUTPUTS} is not a plain folder of the project (a link?), so nothing "
+                          "is written there")
+    data = valid_text(text).encode("utf-8")
+    path = folder / f"{_hashed(data)}.txt"
+    if not folder.is_dir():
+        atomic_write(folder / ".gitignore", "# kept for the model: never committed\n*\n")
+    if path.is_symlink():  # planted by the project under a name it could predict: left alone
+        raise OSError(f"{path.name} in {OUTPUTS} is a link, so it is not written through")
+    atomic_write(path, data)
+    with contextlib.suppress(OSError):  # a file another call removed first is gone either way
+        kept = sorted(folder.glob("*.txt"), key=lambda p: (p.lstat().st_mtime_ns, p.name))
+        for old in kept[:-KEEP_OUTPUTS]:
+            if old.is_file() and not old.is_symlink() and _hashed(old.read_bytes()) == old.stem:
+                old.unlink()
+    return path
+
+
+def _hashed(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]

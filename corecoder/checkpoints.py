@@ -9,15 +9,28 @@ project never reaches into another's checkpoints, and a path outside the root is
 restored.
 
 Put this gate last in the chain: a call refused by an earlier gate then takes no copy.
+
+Undo must never cost the user their own work. So when the call has run, the gate's `after`
+writes into its checkpoint what the call LEFT: a hash of the file's bytes ("" for no file).
+`/undo` puts a file back only while it still holds exactly that; a file the user has edited,
+filled, deleted or replaced since is kept as it is, and the answer names it. (Why `after`, and
+not a guess at the next call: only then is the file surely the agent's and not yet the user's.
+A call that never reached `after`, a crash or Ctrl+C, left what nobody knows: its file is kept.)
+The defences below the marked line add the rest: a checkpoint names the project itself, not
+only its path (one removed and cloned again at the same path is another), nothing is restored
+through a link, and `/undo` asked from another project (the agent ran `cd` into one) touches
+nothing.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import os
 import stat
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,12 +92,18 @@ class Checkpoints(Gate):
         self.first: dict[Path, Snapshot] = {}  # each file as this object first found it: for /diff
         self.error: str | None = None  # the last checkpoint that could not be taken, and why
         self.lock = threading.Lock()  # parallel calls and workers share this gate
+        # a call's checkpoint until `after` notes what the call left, by the id of its arguments:
+        # the arguments are kept with it, so no other dict can take that id meanwhile
+        self.pending: dict[int, tuple[dict, str | None]] = {}
+        self.workspace = None  # the first agent's that calls: where `/undo` is asked from
 
     def before(self, tool, args: dict, workspace) -> str | None:
+        self.workspace = self.workspace or workspace
         path = args.get("path")
         if tool.mutating and isinstance(path, str):
             try:
-                self.save(workspace.resolve(path).resolve(), tool.name)
+                name = self.save(workspace.resolve(path).resolve(), tool.name)
+                self.pending[id(args)] = (args, name)
             except Exception as e:  # a lost copy must cost the user neither the edit nor the call
                 self.error = f"no checkpoint for {path}: {e}"
         return None  # never refuses
@@ -100,6 +119,7 @@ class Checkpoints(Gate):
                   "too_large": snap.too_large,
                   "content": None if snap.data is None else base64.b64encode(snap.data).decode()}
         with self._locked():
+            record["project"] = self._identity(make=True)
             kept = self._kept()
             name = f"{int(kept[-1].stem) + 1 if kept else 1:08d}.json"
             atomic_write(self.dir / name, json.dumps(record))
@@ -124,10 +144,14 @@ class Checkpoints(Gate):
                     continue  # a damaged copy: /undo says so when it reaches it
                 self.first.setdefault(Path(record["path"]), snap)
 
-    def undo(self) -> str:
+    def undo(self, cwd: Path | str | None = None) -> str:
         """Put back the file the latest checkpoint copied, drop that checkpoint, and say what was
         done. A checkpoint the file already matches (an edit that failed, a change already
-        reverted by hand) is dropped on the way: undo goes on to the latest change in effect."""
+        reverted by hand) is dropped on the way: undo goes on to the latest change in effect.
+        A file changed since the agent's call is kept, and that checkpoint dropped with a word.
+        `cwd`: where the user asks from (by default, the cwd of the agent that first called)."""
+        if away := self._away(cwd):
+            return away
         with self._locked():
             kept = self._kept()
             while kept:
@@ -152,27 +176,87 @@ class Checkpoints(Gate):
         if not path.is_relative_to(self.root):
             return f"did not touch {path}: it is outside this project ({self.root})"
         shown = str(path.relative_to(self.root))
-        now = snapshot(path, self.max_bytes)
-        if not record["existed"]:
-            if not now.existed:
-                return None
-            if path.is_dir():
-                return (f"cannot undo: {shown} was created by {record['tool']} but is now a "
-                        "directory; left it")
-            path.unlink()
-            return f"deleted {shown} ({record['tool']} had created it)"
+        if refused := self._refusal(record, path, shown):
+            return refused
         if record["too_large"]:
             return (f"cannot undo the change to {shown}: at {record['size']:,} bytes it was too "
                     "large to keep")
-        data = base64.b64decode(record["content"])
-        if now.data == data and now.mode == record["mode"]:
-            return None
+        now = snapshot(path, self.max_bytes)
+        data = None if record["content"] is None else base64.b64decode(record["content"])
+        if (now.existed, now.data, now.mode) == (record["existed"], data, record["mode"]):
+            return None  # already as it was before the call
+        left = record.get("left")  # None: the call never finished (Ctrl+C, a crash), or is old
+        if left is None or digest(now) != left:  # the user's work since: never ours to undo
+            how = "changed" if now.existed else "was deleted"
+            return f"{shown} {how} since the agent's edit ({record['tool']}); kept as it is"
+        if not record["existed"]:
+            path.unlink()
+            return f"deleted {shown} ({record['tool']} had created it)"
         atomic_write(path, data)  # recreates parent dirs deleted since
         path.chmod(record["mode"])
         how = "restored" if now.existed else "recreated"
         return f"{how} {shown} as it was before {record['tool']}"
 
-    # --- defences: two processes at once ----------------------------------------------------
+    # --- defences: what the call left, the project's own folder, links, a cd elsewhere; two
+    # processes at once ---------------------------------------------------------------------
+
+    def after(self, tool, args: dict, result: str, workspace) -> None:
+        """The call has run: note in its checkpoint what it left of the file."""
+        _, name = self.pending.pop(id(args), (None, None))
+        if name:
+            self.note_left(name)
+
+    def note_left(self, name: str) -> None:
+        """Write into checkpoint `name` what its file holds now: what the agent's call left. No
+        note (a crash first, a failure here) makes /undo keep the file: it can't tell."""
+        try:
+            with self._locked():
+                record = json.loads((self.dir / name).read_text(encoding="utf-8"))
+                record["left"] = digest(snapshot(Path(record["path"]), self.max_bytes))
+                atomic_write(self.dir / name, json.dumps(record))
+        except (OSError, ValueError, TypeError) as e:  # pruned already, say: only undo is less
+            self.error = f"cannot note what the call left in checkpoint {name}: {e}"
+
+    def _identity(self, make: bool = False) -> str | list[int]:
+        """Which project this is, not only where: a project removed and cloned again at the same
+        path, or moved away and replaced, must not be taken for the one the agent changed.
+
+        In a git repository, a random token kept in .git (made by the first checkpoint, under
+        the lock): a clone never carries .git's own files, and git never shows them. Elsewhere,
+        the folder's device and inode; weaker, since a folder removed and made again at once
+        often gets its inode back, but then only a file still holding the agent's bytes can be
+        undone."""
+        mark = self.root / ".git" / "corecoder-undo-id"
+        git = mark.parent  # a real folder, not a link to one elsewhere, nor a worktree's file
+        if make and git.is_dir() and not git.is_symlink() and not os.path.lexists(mark):
+            with suppress(OSError):  # a read-only .git: the inode must do
+                atomic_write(mark, os.urandom(8).hex())
+        with suppress(OSError, ValueError):  # none, or not a token we wrote: the inode must do
+            return "token " + read_regular(mark, 100).decode("ascii")
+        st = os.lstat(self.root)
+        return [st.st_dev, st.st_ino]
+
+    def _refusal(self, record: dict, path: Path, shown: str) -> str | None:
+        """Why this checkpoint must not touch its file: the project's folder is not the one it
+        was taken in, or a folder on the way (or the file) is now a link, which could lead out
+        of the project. Checked with lstat just before acting: a swap racing the undo itself is
+        beyond what a check made by path can see."""
+        if record.get("project") != self._identity():
+            return (f"did not touch {shown}: the project at {self.root} is not the folder this "
+                    "checkpoint was taken in (it was re-created or replaced since)")
+        links = [p for p in (path, *path.parents) if p.is_relative_to(self.root) and p.is_symlink()]
+        if links:
+            return (f"did not touch {shown}: {links[-1].relative_to(self.root)} is now a link, "
+                    "and undo never writes through one")
+
+    def _away(self, cwd: Path | str | None) -> str | None:
+        """Why /undo must not act from `cwd`: the agent moved (a `cd`) into another project.
+        These checkpoints are of this one: the user, looking at the other, would see nothing
+        undone there and lose a change here."""
+        here = project_root(cwd or (self.workspace.cwd if self.workspace else self.root))
+        if here != self.root:
+            return (f"cannot undo from {here}: the checkpoints are of {self.root}, where this "
+                    "session began; ask the agent to cd back there first")
 
     @contextmanager
     def _locked(self):
@@ -185,3 +269,11 @@ class Checkpoints(Gate):
     def _kept(self) -> list[Path]:
         """The checkpoints, oldest first (their names are a counter, so the order is by name)."""
         return sorted(p for p in self.dir.glob("*.json") if p.stem.isdigit())
+
+
+def digest(snap: Snapshot) -> str | None:
+    """What a snapshot holds, as a hash: "" for no file, None for one it could not copy (too
+    large, or not a regular file): what can't be compared is never taken for the agent's."""
+    if not snap.existed:
+        return ""
+    return None if snap.data is None else hashlib.sha256(snap.data).hexdigest()

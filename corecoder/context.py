@@ -4,8 +4,9 @@ A long session outgrows any window, and everything in the history is re-sent on
 every round. So before each round the context policy looks at the estimated size
 (tokens.py) and, past a threshold, compacts in up to three tiers:
 
-    1. trim   (default at 50 %) long old tool outputs shrink to head and tail, in
-              place. No model call: cheap, and what goes is what matters least.
+    1. trim   (default at 50 %) long old tool outputs, and the long arguments of old
+              calls (a whole file written), shrink to head and tail, in place. No
+              model call: cheap, and what goes is what matters least.
     2. summarize (70 %) older turns become one structured summary written by the
               model (the agent's, or a cheaper one: `summarizer`); recent turns stay
               word for word.
@@ -20,10 +21,12 @@ tells the model again before its next call (Agent.tell_state).
 
 from __future__ import annotations
 
+import json
+
 from .events import Compacted, Retrying, UsageReported
 from .messages import check_history, is_state_note, system, user
-from .text import shorten
-from .tokens import Estimate, tools_tokens, window_for
+from .text import marker, shorten
+from .tokens import Estimate, text_tokens, tools_tokens, window_for
 
 TRIMMED = 900  # characters an old long tool output keeps in tier 1: its head and its tail
 
@@ -97,14 +100,10 @@ class Compactor:
 
     def _trim(self, messages: list[dict], size: int, keep: int | None = None) -> list[dict]:
         old = max(0, len(messages) - (self.keep_recent if keep is None else keep))
-        long = [i for i in range(old)
-                if messages[i]["role"] == "tool" and len(messages[i]["content"]) > self.trim_over]
+        trimmed = [*(trim(m, self.trim_over) for m in messages[:old]), *messages[old:]]
+        long = [i for i in range(old) if trimmed[i] is not messages[i]]
         if not long:
             return messages
-        trimmed = list(messages)
-        for i in long:
-            cut = shorten(messages[i]["content"], TRIMMED, note="trimmed")
-            trimmed[i] = {**messages[i], "content": cut}
         anchored = [i for i in long if i < self.estimate.count]  # the anchor holds, moved by a cut
         self.estimate.shift([trimmed[i] for i in anchored], [messages[i] for i in anchored])
         return self._replace("trim", trimmed, size, forget=False)
@@ -129,7 +128,10 @@ class Compactor:
         return self._replace(tier, [user(note), *recent], size)
 
     def _ask_for_summary(self, old: list[dict], focus: str | None) -> str:
-        ask = transcript(old)
+        llm = self.summarizer or self.llm
+        # half the summarizer's window at most: the rest is for the prompt and the summary
+        window = min(self.window or window_for(self.llm.model), window_for(llm.model))
+        ask = transcript(old, room=window // 2)
         if focus:
             ask += f"\n\nKeep in particular everything about: {focus}"
 
@@ -137,7 +139,6 @@ class Compactor:
             if isinstance(event, Retrying):
                 self.emit(event)
 
-        llm = self.summarizer or self.llm
         reply = llm.chat([system(SUMMARY_PROMPT), user(ask)], None, show_retries)
         if reply.usage:  # it costs money, at its model's price (the anchor goes with the summary)
             self.emit(UsageReported(reply.usage, llm.model))
@@ -170,12 +171,34 @@ def turn_start(messages: list[dict], index: int) -> int:
     return index
 
 
-def transcript(messages: list[dict], each: int = 1_500) -> str:
-    """The old messages as plain text for the summarizer, each one bounded."""
+def trim(message: dict, over: int) -> dict:
+    """The message, or a copy with its parts longer than `over` characters cut to head and tail:
+    a tool's output; the arguments of a call it made (a whole file written), then still JSON,
+    that says so. (The call keeps its id and name: its result still answers it.)"""
+    if message["role"] == "tool" and len(message["content"]) > over:
+        return {**message, "content": shorten(message["content"], TRIMMED, note="trimmed")}
+    calls = message.get("tool_calls") or []
+    if all(len(c["function"]["arguments"]) <= over for c in calls):
+        return message
+    return {**message, "tool_calls": [c if len(c["function"]["arguments"]) <= over else {
+        **c, "function": {**c["function"], "arguments": json.dumps({"trimmed": shorten(
+            c["function"]["arguments"], TRIMMED, note="trimmed")}, ensure_ascii=False)}}
+        for c in calls]}
+
+
+def transcript(messages: list[dict], each: int = 1_500, room: float = float("inf")) -> str:
+    """The old messages as plain text for the summarizer, each one bounded, and all of them in
+    `room` tokens: the first (the task, or the summary of all before it) and the newest that
+    fit after it. A resumed session of 40 MB must not make a request of 30."""
     lines = []
     for m in messages:
         text = (m.get("content") or "")[:each]
         calls = ", ".join(f"{c['function']['name']}({c['function']['arguments'][:200]})"
                           for c in m.get("tool_calls") or [])
         lines.append(f"{m['role']}: {text}" + (f" [called {calls}]" if calls else ""))
-    return "\n".join(lines)
+    # from the newest back, as many as fit in the room the first one leaves
+    room, start = room - sum(map(text_tokens, lines[:1])), len(lines)
+    while start > 1 and (cost := text_tokens(lines[start - 1])) <= room:
+        start, room = start - 1, room - cost
+    left_out = [marker(start - 1, "messages", "too many to summarize at once")] * (start > 1)
+    return "\n".join([*lines[:1], *left_out, *lines[start:]])

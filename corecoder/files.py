@@ -110,6 +110,9 @@ def remove_stale(folder: Path, prefix: str, suffix: str = "", *, folders: bool =
 
 # The most a tool reads of one file: a log of gigabytes is grepped or read in pieces by bash.
 MAX_READ_BYTES = 64 << 20
+# The most a configuration file (hooks.json, mcp.json, .env) may hold: a config is a few lines, and
+# one too large to show the user is never loaded.
+CONFIG_LIMIT = 1 << 20
 
 
 class NotARegularFile(OSError):

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from .calls import Gate
 from .events import Finished
+from .files import CONFIG_LIMIT, read_regular
 from .text import shorten
 from .tool import Tool
 from .workspace import Workspace
@@ -56,10 +57,12 @@ def load_hooks(*paths: Path, warn: Callable[[str], None] = print) -> dict[str, l
     for path in paths:
         if not path.is_file():
             continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+        try:  # never more than the trust question could show (trust.py)
+            data = json.loads(read_regular(path, CONFIG_LIMIT).decode("utf-8"))
         except (ValueError, RecursionError) as e:  # (nested past Python's stack: the latter)
             raise HookError(f"{path}: not valid JSON ({e})") from None
+        except OSError as e:
+            raise HookError(f"{path}: cannot read it: {e.strerror or e}") from None
         unknown = sorted(set(data) - set(EVENTS)) if isinstance(data, dict) else []
         if unknown:
             warn(f"{path}: skipped the hooks of {', '.join(map(str, unknown))}: the events "

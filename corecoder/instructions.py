@@ -6,10 +6,12 @@ refine the project's. Read once, when the agent is assembled (build_agent), so t
 system prompt stays the same all session and a provider can cache it: an edit takes
 effect in the next session. Capped, so a huge file cannot crowd out the conversation.
 
-Only the project's own files count: a file that is a link to somewhere outside the project
+Only the project's own files count. A link is skipped wherever it points: outside the project
 (`AGENTS.md -> /proc/self/environ` would put the agent's environment, API key included, in
-every prompt) is skipped, and so is anything but a regular file (a FIFO would wait forever).
-The prompt says which were skipped, and why.
+every prompt) or inside it (`-> .git/config` holds a token in the remote's URL, `-> .env` the
+key the README told the user to put there). So is a file with a second name (a hard link can be
+the same secret), and anything but a regular file (a FIFO would wait forever). The prompt says
+which were skipped, and why.
 """
 
 from __future__ import annotations
@@ -42,11 +44,8 @@ def project_instructions(cwd: Path, limit: int = LIMIT) -> str:
         if room <= 0:
             break
         shown = path.relative_to(root)
-        if not _inside(path, root):
-            parts.append(f"({shown} was not read: it links to outside the project)")
-            continue
         try:  # 4 bytes a character at the most: never more than the room left
-            data = read_regular(path, 4 * room, head=True)
+            data = _own_file(path, 4 * room)
         except OSError as e:
             parts.append(f"({shown} was not read: {e.strerror or e})")
             continue
@@ -57,8 +56,9 @@ def project_instructions(cwd: Path, limit: int = LIMIT) -> str:
     return "\n\n".join(parts)
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(root)
-    except RuntimeError:  # a link loop: reading it will fail, and say so
-        return True
+def _own_file(path: Path, limit: int) -> bytes:
+    if path.is_symlink():
+        raise OSError("it is a link, and instructions are read only from the project's own files")
+    if path.lstat().st_nlink > 1:
+        raise OSError("it has another name (a hard link), which could be a file of secrets")
+    return read_regular(path, limit, head=True)

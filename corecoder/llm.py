@@ -149,19 +149,15 @@ class LLM:
             params["stream"] = True
             if self.stream_options:
                 params["stream_options"] = {"include_usage": True}
-        response = self.client.chat.completions.create(**params)
+        # read through `in_time`, so that the deadline holds however the server paces its bytes
+        response = in_time(self.client.chat.completions.with_streaming_response.create(**params),
+                           deadline, self.reply_timeout)
         if not self.stream and not hasattr(response, "choices"):  # a login page, say
             raise NotAReply("the server answered with something that is not a chat completion: "
                             f"{str(response)[:200]!r}; is the base URL an OpenAI-compatible API?")
         text, reasoning, calls, think = [], [], ToolCallAssembler(), ThinkSplitter()
         usage, finished, cut = None, False, False
         for chunk in response if self.stream else [response]:
-            if time.monotonic() > deadline:
-                if self.stream:
-                    response.close()
-                raise ReplyTooSlow(f"the reply went on for more than {self.reply_timeout:g} s "
-                                   "without finishing, so it was given up (the limit is "
-                                   "CORECODER_REPLY_TIMEOUT)")
             if getattr(chunk, "usage", None):
                 usage = usage_of(chunk.usage)
             for choice in chunk.choices or []:
@@ -261,6 +257,29 @@ class StreamDropped(Exception):
 
 class ReplyTooSlow(Exception):
     """A reply took longer than its time limit: not worth another try."""
+
+
+def in_time(request, deadline: float, limit: float):
+    """What `request` (a call through the client's `with_streaming_response`) parses to, every
+    piece of it read by `deadline` (time.monotonic), or ReplyTooSlow. The transport's own time
+    limit is for one read: a server that sends a byte a second, or keeps a stream alive with
+    SSE comments that make no chunk, would never trip it. So each piece that arrives, whatever
+    it is, is checked against the deadline, and the response is closed when it has passed.
+    (Entered, never exited: a response read to its end closes itself.)"""
+    raw = request.__enter__()
+    pieces = raw.http_response.iter_bytes  # what the client reads a body through, streamed or not
+
+    def checked(*args, **kwargs):
+        for piece in pieces(*args, **kwargs):
+            if time.monotonic() > deadline:
+                raw.close()
+                raise ReplyTooSlow(f"the reply went on for more than {limit:g} s without "
+                                   "finishing, so it was given up (the limit is "
+                                   "CORECODER_REPLY_TIMEOUT)")
+            yield piece
+
+    raw.http_response.iter_bytes = checked
+    return raw.parse()
 
 
 class NotAReply(Exception):

@@ -11,6 +11,7 @@ of that rule; everything that edits a history is tested against it.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field, replace
 
 
@@ -124,7 +125,9 @@ ROLES = ("system", "user", "assistant", "tool")
 def check_history(messages: list[dict]) -> None:
     """Raise IllegalHistory at the first message that breaks the pairing rule."""
     seen_ids: set[str] = set()
-    waiting: list[str] = []  # ids of the current assistant's calls not yet answered
+    # ids of the current assistant's calls not yet answered, in call order: a deque, so that
+    # taking the first off is one step however many calls wait (a reply may make 100,000)
+    waiting: deque[str] = deque()
     for i, message in enumerate(messages):
         role = message.get("role")
         where = f"message {i} ({role})"
@@ -132,7 +135,7 @@ def check_history(messages: list[dict]) -> None:
             raise IllegalHistory(f"{where}: unknown role; expected one of {', '.join(ROLES)}")
         if role == "tool":
             _check_answer(message, waiting, where)
-            waiting.pop(0)
+            waiting.popleft()
             continue
         if waiting:
             raise IllegalHistory(f"{where}: tool call {waiting[0]!r} is unanswered; "
@@ -140,17 +143,17 @@ def check_history(messages: list[dict]) -> None:
         if role == "system" and i != 0:
             raise IllegalHistory(f"{where}: a system message may only come first")
         if role == "assistant":
-            waiting = _call_ids(message, seen_ids, where)
+            waiting = deque(_call_ids(message, seen_ids, where))
     if waiting:
         raise IllegalHistory(f"the history ends with tool call {waiting[0]!r} unanswered")
 
 
-def _check_answer(message: dict, waiting: list[str], where: str) -> None:
+def _check_answer(message: dict, waiting: deque[str], where: str) -> None:
     call_id = message.get("tool_call_id")
     if not waiting:
         raise IllegalHistory(f"{where}: orphan tool result {call_id!r}: "
                              "no assistant tool call is waiting for it")
-    if call_id in waiting[1:]:
+    if call_id != waiting[0] and call_id in waiting:  # searched only on the way to an error
         raise IllegalHistory(f"{where}: result for {call_id!r} is out of order; "
                              f"{waiting[0]!r} comes first")
     if call_id != waiting[0]:

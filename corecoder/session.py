@@ -18,6 +18,7 @@ starts and as a run ends, writes whatever the history gained since.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -64,6 +65,8 @@ class SessionLog:
                 session_id = new_id()
         self.path = session_path(home, session_id)
         self.id = self.path.stem
+        # a new session is written first under a name of its own (see `_write`)
+        self.draft = self.path.with_name(f".{self.id}.{secrets.token_hex(4)}.tmp")
         if not resume and self.path.exists():
             raise SessionError(f"session {self.id!r} already exists; resume it, or pick another "
                                "name")
@@ -110,11 +113,13 @@ class SessionLog:
             return  # `load` says it does not exist
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            self.claimed = fd
+        except BaseException as e:  # held by another; or a Ctrl+C as it was taken: let go of it
             os.close(fd)
-            raise SessionError(f"session {self.id!r} is open in another corecoder: go on there, "
-                               "or start a new session here") from None
-        self.claimed = fd
+            if isinstance(e, BlockingIOError):
+                raise SessionError(f"session {self.id!r} is open in another corecoder: go on "
+                                   "there, or start a new session here") from None
+            raise
 
     def attach(self, agent) -> SessionLog:
         self.agent = agent
@@ -135,10 +140,17 @@ class SessionLog:
                 self.usage.append({"type": "usage", "model": usage.model,
                                    "usage": vars(usage.usage)})
         if isinstance(event, (RoundStarted, Finished)):
-            try:
-                self._sync(force=False)
-            except OSError as e:  # a full disk must not end the turn; the next sync tries again
-                self.on_error(f"session {self.id} was not saved: {e.strerror or e}")
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what the history gained, if the session has said anything. A failure is said
+        (`on_error`), not raised: a full disk must not end the turn, and the next write tries
+        again. The command calls it as it leaves too: a Ctrl+C can land while the event that
+        writes a turn is being handed round, before it reaches this log."""
+        try:
+            self._sync(force=False)
+        except OSError as e:
+            self.on_error(f"session {self.id} was not saved: {e.strerror or e}")
 
     def save(self) -> Path:
         """Write what the history gained since the last write (`/save`); raises OSError."""
@@ -170,13 +182,21 @@ class SessionLog:
             try:
                 if lines:
                     self._write(lines, new=self.model is None)
-            except BaseException:
-                self.logged = None  # some lines may be down, some not: the next write restates all
+                self.model, self.logged, self.todos, self.usage = model, messages, todos, []
+            except BaseException:  # a full disk, a Ctrl+C at any point: the next write restates all
+                self.logged = None  # (some lines may be down, some not)
                 raise
-            self.model, self.logged, self.todos, self.usage = model, messages, todos, []
+            if self.model is not None:  # the draft is the session now: its other name can go
+                self.draft.unlink(missing_ok=True)
 
     def _write(self, records: list[dict], new: bool) -> None:
-        fd = _append_fd(self.path, new)
+        """Append `records`. A new session's first records go to its draft, which is then linked
+        to the session's name: the link fails if the name is taken (two starts that picked one
+        name never share a file), and a write that a Ctrl+C stopped after the link finds the
+        draft is the session already (two names, one file), so it appends there."""
+        # (the draft's random name is ours alone: a second name for it is the session's)
+        draft = new and not (self.draft.exists() and self.draft.stat().st_nlink > 1)
+        fd = _append_fd(self.draft if draft else self.path, draft)
         try:
             _cut_torn_tail(fd)
             for record in records:
@@ -186,9 +206,10 @@ class SessionLog:
             os.fsync(fd)
         finally:
             os.close(fd)
-        if new:
+        if draft:
+            os.link(self.draft, self.path)  # FileExistsError: another start took the name
             _sync_dir(self.path.parent)  # so the new file's name survives a power cut too
-            self.claim()
+        self.claim()
 
 
 def load(home: Path | str, session_id: str) -> tuple[list[dict], dict]:
@@ -217,7 +238,9 @@ def _replay(records: list[tuple[int, dict]], name: str,
             if not good:
                 damaged.append(f"line {line} is a malformed {kind} record")
                 continue
-            messages = messages + batch if kind == "message" else list(batch)
+            # a message joins the end, a history replaces them all; in place, as a copy of the
+            # whole list for each record would make replaying quadratic
+            messages[len(messages) if kind == "message" else 0:] = batch
         elif kind == "todos":
             todos = record.get("todos")  # a status todo_write does not know could not be shown
             if not (isinstance(todos, list) and all(isinstance(t, dict) and isinstance(
@@ -355,11 +378,11 @@ def repair(messages: list[dict], damaged: list[str] | None = None) -> list[dict]
 # --- defences: a crash mid-line, a damaged file, an id that would lead outside ---------------
 
 
-def _append_fd(path: Path, new: bool) -> int:
+def _append_fd(path: Path, draft: bool) -> int:
     # O_NOFOLLOW: a symlink planted after the check above is refused, not followed.
-    # O_EXCL for a new session: two starts that picked one name never share a file.
+    # A draft starts over: what a stopped write left in it was never the session's.
     path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | (os.O_EXCL if new else 0)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if draft else 0)
     return os.open(path, flags, 0o600)
 
 
@@ -377,14 +400,21 @@ def _read(path: Path) -> bytes:
 
 
 def _legal_head(messages: list[dict]) -> list[dict]:
-    """The longest run of whole turns from the start that is a legal history ([] if none)."""
-    for end in reversed([i for i, m in enumerate(messages) if m["role"] == "user" and i]):
+    """The longest run of whole turns from the start that is a legal history ([] if none).
+    Cut where a turn begins, a run leaves no call waiting; so once a run is illegal, every longer
+    one is too, and a binary search finds the longest legal one in a few checks (trying each
+    turn from the end, each of a long history, made a resume of a long session damaged midway
+    take minutes)."""
+    def illegal(end: int) -> bool:
         try:
             check_history(messages[:end])
-            return messages[:end]
         except (IllegalHistory, AttributeError, TypeError):
-            continue
-    return []
+            return True
+        return False
+
+    ends = [i for i, m in enumerate(messages) if m["role"] == "user" and i]
+    legal = bisect.bisect_left(ends, True, key=illegal)  # the turns that end a legal run
+    return messages[: ends[legal - 1]] if legal else []
 
 
 def extends(old: list[dict], new: list[dict]) -> bool:

@@ -7,7 +7,14 @@ shows what they would run and asks once; a yes is remembered per project, in the
 (never in the project, where a repository could plant it), together with a fingerprint of
 the files, so a later change to them (a `git pull`) asks again. With nobody to ask (`-p`),
 they stay off unless `--trust-project` trusts the project for that run. The user's own files
-in CORECODER_HOME are the user's: they need no trust.
+in CORECODER_HOME are the user's: they need no trust (and started in the home folder, the
+project's `.corecoder` is that folder: it is still the user's, and loaded once).
+
+Trust is given to exactly what was shown: the question lists every command the files name
+(an MCP server's `env` included: `PYTHONPATH=.` makes a harmless command run the project's
+code), and where the project's `.env` would send the conversation (`routes`, given by the
+command, which reads the settings); the fingerprint is of that content, never of a size or a
+time. A file too large to show is not loaded at all, trusted or not (the loaders refuse it).
 """
 
 from __future__ import annotations
@@ -18,11 +25,10 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import atomic_write, read_regular
+from .files import CONFIG_LIMIT, atomic_write, read_regular
 from .workspace import project_key
 
 FILES = ("hooks.json", "mcp.json")  # in the project's .corecoder/
-LIMIT = 1 << 20  # bytes of each file: a config is small; a huge one is not read whole
 
 
 @dataclass(frozen=True)
@@ -30,18 +36,19 @@ class ProjectConfig:
     """The project's own configuration files, as they are now."""
 
     root: Path
-    files: dict[str, bytes]  # name -> contents, of the FILES that are there
+    files: dict[str, bytes]  # name -> contents, of the FILES that are there and can be shown
+    notes: tuple[str, ...] = ()  # the rest of what trust allows: routes, files that can't be read
 
     @property
     def fingerprint(self) -> str:
         digest = hashlib.sha256()
-        for name in sorted(self.files):
-            digest.update(f"{name}\0{len(self.files[name])}\0".encode() + self.files[name])
+        for name, data in [*sorted(self.files.items()), *((".", n.encode()) for n in self.notes)]:
+            digest.update(f"{name}\0{len(data)}\0".encode() + data)
         return digest.hexdigest()
 
     def commands(self) -> list[str]:
         """What would run, one line each, as the question shows it."""
-        lines = []
+        lines = list(self.notes)
         for name, data in self.files.items():
             try:
                 found = _commands(name, json.loads(data))
@@ -51,18 +58,27 @@ class ProjectConfig:
         return lines
 
 
-def read_project_config(root: Path) -> ProjectConfig | None:
-    """The configuration files of the project at `root`, or None when it has none."""
-    files = {}
-    for name in FILES:
-        path = Path(root) / ".corecoder" / name
+def project_folder(root: Path, home: Path) -> Path | None:
+    """The project's `.corecoder`, or None where it is the user's own config dir (CoreCoder
+    started in the home folder, which is no git repository: the project is the home)."""
+    folder = Path(root) / ".corecoder"
+    return None if folder.resolve() == Path(home).resolve() else folder
+
+
+def read_project_config(root: Path, home: Path, routes: tuple[str, ...] = ()
+                        ) -> ProjectConfig | None:
+    """What the project at `root` would run or change, or None when nothing. `routes`: what
+    its `.env` would change of where the conversation goes (said in the user's words)."""
+    files, notes, folder = {}, list(routes), project_folder(root, home)
+    for name in FILES if folder else ():
+        path = folder / name
         if path.is_file():
             try:
-                files[name] = read_regular(path, LIMIT)
-            except OSError as e:  # too large, say: still there, and still to be trusted
-                st = path.stat()
-                files[name] = f"{e}; {st.st_size} bytes at {st.st_mtime_ns}".encode()
-    return ProjectConfig(Path(root), files) if files else None
+                files[name] = read_regular(path, CONFIG_LIMIT)
+            except OSError as e:  # too large, say: shown, and never loaded
+                notes.append(f".corecoder/{name} cannot be shown ({e.strerror or e}), so it "
+                             "will not be loaded")
+    return ProjectConfig(Path(root), files, tuple(notes)) if files or notes else None
 
 
 def is_trusted(home: Path, project: ProjectConfig) -> bool:
@@ -80,10 +96,9 @@ def remember_trust(home: Path, project: ProjectConfig) -> None:
 
 
 def untrusted_note(project: ProjectConfig) -> str:
-    names = " and ".join(f".corecoder/{name}" for name in project.files)
-    return (f"this project's {names} not loaded: they run commands, and the project is not "
-            "trusted yet. To trust it, start `corecoder` here and answer yes, or pass "
-            "--trust-project")
+    unused = [f".corecoder/{name}" for name in project.files] + list(project.notes)
+    return (f"this project's {' and '.join(unused)} not loaded: the project is not trusted yet. "
+            "To trust it, start `corecoder` here and answer yes, or pass --trust-project")
 
 
 def _file(home: Path, project: ProjectConfig) -> Path:
@@ -100,8 +115,10 @@ def _commands(name: str, data) -> list[str]:
         for server, spec in servers.items() if isinstance(servers, dict) else ():
             if isinstance(spec, dict):
                 args = spec.get("args") if isinstance(spec.get("args"), list) else []
+                env = spec.get("env") if isinstance(spec.get("env"), dict) else {}
                 command = shlex.join(str(word) for word in [spec.get("command"), *args])
-                lines.append(f"MCP server {server}: {command}")
+                settings = "".join(f"{k}={shlex.quote(str(v))} " for k, v in env.items())
+                lines.append(f"MCP server {server}: {settings}{command}")
         return lines
     return [f"hook {event} {hook.get('matcher') or '*'}: {hook.get('command')}"
             for event, hooks in data.items() if isinstance(hooks, list)

@@ -63,3 +63,11 @@ def browser():
     chromium.close()
 
 
+@pytest.fixture
+def project(tmp_path):
+    """A git project with one file: where tests/test_checkpoints.py and the undo trials work."""
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('one')\n")
+    return root

@@ -352,13 +352,4 @@ def test_a_command_that_redirects_its_own_output_still_times_out(tmp_path):
     assert result == "[timed out after 1 s: the command and everything it started were killed]"
 
 
-def test_a_command_too_long_and_repetitive_to_check_in_time_is_refused_not_let_through():
-    """Some patterns' work grows with the square of a repetitive command; the guard stops at its
-    time limit and refuses, since it could not say the command is safe."""
-    import time
-
-    started = time.monotonic()
-    reason = blocked_reason("rm " * 30_000)
-    assert reason.startswith("the guard could not check this command within 2 s")
-    assert time.monotonic() - started < 10
-    assert blocked_reason("echo ran #" + "x" * 1_000_000) is None  # long, but not hard to check
+# The guard's time limit, and each category in generated spellings: tests/test_guard.py

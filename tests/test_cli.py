@@ -461,7 +461,7 @@ def test_the_repl_in_a_real_terminal(tmp_path):
             os.write(main, b"hi\r")
             read_until(main, r"Hello from the server\.[\s\S]*tokens in", seen)
             os.write(main, b"take your time\r")
-            read_until(main, r"allow bash\(command=\"sleep 5\"\)\?[\s\S]*\[n\]o", seen)
+            read_until(main, r"allow bash\?\s+command: sleep 5[\s\S]*\[n\]o", seen)
             os.write(main, b"y\r")  # consent: yes, once
             read_until(main, r"→ bash", seen)
             os.write(main, b"\x03")  # Ctrl+C, as the terminal sends it: stops the turn, not the REPL
@@ -499,7 +499,7 @@ def strict_repl(repl, llm, *lines, **kwargs):
 def test_consent_is_asked_in_the_terminal(repl, tmp_path, answer, written):
     shell, out = strict_repl(repl, ScriptedLLM([write_call(), "ok"]), "write it", answer)
     shell.run()
-    assert 'allow write_file(path="notes.txt", content="new")?' in out.getvalue()
+    assert "allow write_file?\n  path: notes.txt\n  content: new\n" in out.getvalue()
     assert (tmp_path / "notes.txt").exists() == written
     if not written:
         assert "refused by consent: the user said no" in shell.agent.messages[2]["content"]

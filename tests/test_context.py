@@ -1,5 +1,6 @@
 """Context: estimates by character class, and three tiers of compaction that never break a history."""
 
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -314,3 +315,8 @@ def test_a_latest_turn_too_big_for_the_window_is_trimmed_so_the_session_goes_on(
     sent = agent.llm.requests[-1]["messages"]
     assert all(len(m["content"]) < 2_000 for m in sent if m["role"] == "tool")
     check_history(sent)
+
+
+# --- what a cut can't leave too big: a long session's summary request, a call's own arguments -----------
+
+

@@ -97,6 +97,15 @@ def test_replace_all_with_a_single_occurrence_replaces_just_that_one(tmp_path):
     assert after == b"x = 2\n"
 
 
+# --- bounds: a big edit takes time in proportion to the file (issue #38, class 10) ----------------
+
+
+def naive_lines_of(text: str, places) -> str:
+    """lines_of as first written: each place's line counted from the top."""
+    lines = list(dict.fromkeys(str(text.count("\n", 0, start) + 1) for start, _, _ in places))
+    return ", ".join(lines[:10]) + (", ..." if len(lines) > 10 else "")
+
+
 # --- pitfalls users of peer tools hit (anchors.md, "Search/replace edits") --------------------------
 
 

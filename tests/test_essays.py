@@ -160,7 +160,7 @@ FIGURES = [
            lambda: constant("tools.bash", "DEFAULT_TIMEOUT")),
     Figure("02-tools.md", "bash's longest timeout", r"at most (\d+) seconds", r"最长 (\d+) 秒",
            lambda: constant("tools.bash", "MAX_TIMEOUT")),
-    Figure("02-tools.md", "the blocklist's patterns", r"Its (\d+) patterns", r"(\d+) 条模式",
+    Figure("02-tools.md", "the blocklist's categories", r"Its (\d+) categories", r"(\d+) 类规则",
            lambda: len(constant("tools.bash", "BLOCKED_COMMANDS"))),
     Figure("04-context.md", "the trim tier's mark", r"At (\d+) % of the window", r"到窗口的 (\d+) %",
            lambda: round(100 * compactor_default("tiers")[0])),

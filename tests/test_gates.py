@@ -179,8 +179,8 @@ def test_project_instructions_are_capped(tmp_path):
 
 
 def test_instructions_are_only_the_projects_own_regular_files(tmp_path):
-    """A link out of the project (to /proc/self/environ, say) and a FIFO are skipped, and the
-    prompt says so; a link to a file inside the project is read."""
+    """A link (out of the project, to /proc/self/environ, say; or inside it, to .git/config or
+    .env) and a FIFO are skipped, and the prompt says so."""
     outside, project = tmp_path / "outside", tmp_path / "project"
     outside.mkdir()
     (outside / "environ").write_text("OPENAI_API_KEY=sk-secret")
@@ -194,9 +194,12 @@ def test_instructions_are_only_the_projects_own_regular_files(tmp_path):
     (project / "b" / "c").mkdir()
     (project / "b" / "c" / "AGENTS.md").symlink_to("AGENTS.md")  # a loop
     assert project_instructions(project / "b" / "c") == (
-        "(AGENTS.md was not read: it links to outside the project)\n\n"
-        "From b/CLAUDE.md:\nLinked notes.\n\n"
-        "(b/c/AGENTS.md was not read: Too many levels of symbolic links)")
+        "(AGENTS.md was not read: it is a link, and instructions are read only from the project's "
+        "own files)\n\n"
+        "(b/CLAUDE.md was not read: it is a link, and instructions are read only from the project's "
+        "own files)\n\n"
+        "(b/c/AGENTS.md was not read: it is a link, and instructions are read only from the "
+        "project's own files)")
     started = time.monotonic()
     assert "a/AGENTS.md was not read: " in project_instructions(project / "a")
     assert "not a regular file" in project_instructions(project / "a")

@@ -1,6 +1,11 @@
 """The real openai client, against the loopback scripted server: streaming, dialects,
 faults, retries, parameter adaptation and usage. Nothing leaves this machine."""
 
+import contextlib
+import http.server
+import json
+import threading
+
 import pytest
 
 from corecoder import LLM, ContextTooLong, ModelError, build_agent, check_history
@@ -269,3 +274,56 @@ def test_geminis_per_minute_limit_in_quota_words_is_a_rate_retried_after_the_tim
     assert not quota_exhausted(gemini) and transient(gemini) and retry_after(gemini) == 7.5
     spent = Limited("Your credit balance is too low to access the API.")
     assert quota_exhausted(spent) and not transient(spent)
+
+
+# --- the reply's time limit holds however the server paces its bytes --------------------------------------
+
+HELLO = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+         "choices": [{"index": 0, "delta": {"content": "Hel"}, "finish_reason": None}]}
+WHOLE = {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+         "choices": [{"index": 0, "message": {"role": "assistant", "content": "hello"}, "finish_reason": "stop"}]}
+CHUNK, BODY = b"data: " + json.dumps(HELLO).encode() + b"\n\n", json.dumps(WHOLE).encode() + b" " * 10_000
+PACES = {  # what the server sends, a piece every 20 ms: never the end of the reply
+    "sse_comments": ("text/event-stream", [CHUNK, *[b": keep-alive\n\n"] * 10_000]),
+    "empty_lines": ("text/event-stream", [CHUNK, *[b"\n"] * 10_000]),
+    "trickled_body": ("application/json", [BODY[i:i + 1] for i in range(len(BODY))]),  # a byte at a time
+}
+
+
+@contextlib.contextmanager
+def pacing_server(pace):
+    """A server that keeps its reply alive and never finishes it, until the client hangs up."""
+    kind, pieces = PACES[pace]
+    hung_up = threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            if pace == "trickled_body":
+                self.send_header("Content-Length", str(len(BODY)))
+            self.end_headers()
+            try:
+                for piece in pieces:
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+                    if hung_up.wait(0.02):
+                        return
+            except OSError:  # the client hung up: what the test waits for
+                pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        hung_up.set()
+        server.shutdown()
+        server.server_close()
+
+

@@ -1,5 +1,6 @@
 """The legality check is the single definition of a history the API accepts."""
 
+
 import pytest
 
 from corecoder.messages import IllegalHistory, ToolCall, assistant, check_history, system, tool_result, user
@@ -50,3 +51,5 @@ def test_a_reply_becomes_an_assistant_message_in_api_format():
     message = assistant("ok", [ToolCall("c1", "grep", '{"pattern": "x"}')])
     assert message == {"role": "assistant", "content": "ok", "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "grep", "arguments": '{"pattern": "x"}'}}]}
+
+

@@ -443,3 +443,51 @@ def test_a_todo_list_with_a_status_todo_write_does_not_know_is_skipped_and_said(
                     '{"type": "todos", "todos": [{"content": "x", "status": "someday"}]}\n')
     _, meta = load(tmp_path, "odd")
     assert meta["todos"] == [] and meta["damaged"] == ["line 2 is a malformed todos record"]
+
+
+# --- a Ctrl+C at any moment of a write -------------------------------------------------------------------
+
+SYSTEM_CALLS = ("open", "write", "fsync", "close", "link", "unlink", "ftruncate", "pread", "fstat", "stat",
+                "mkdir")
+
+
+class CtrlC:
+    """The system calls a write makes, counted; the n-th raises KeyboardInterrupt, before it runs
+    or (`after`) once it has: where a real Ctrl+C lands, between two steps of Python."""
+
+    def __init__(self, monkeypatch, n=0, after=False):
+        self.n, self.after, self.count, self.armed = n, after, 0, True
+        import fcntl
+        for module, name in [*((os, name) for name in SYSTEM_CALLS), (fcntl, "flock")]:
+            monkeypatch.setattr(module, name, self.wrap(getattr(module, name)))
+
+    def wrap(self, real):
+        def step(*args, **kw):
+            self.count += self.armed
+            if self.armed and self.count == self.n and not self.after:
+                raise KeyboardInterrupt
+            result = real(*args, **kw)
+            if self.armed and self.count == self.n:
+                raise KeyboardInterrupt
+            return result
+        return step
+
+
+def first_turn(home, monkeypatch, n=0, after=False):
+    """A new session's first turn with a Ctrl+C at its n-th system call; then the Ctrl+C is over."""
+    warnings = []
+    agent = make(home, [{"tool_calls": [call("echo", text="a")]}, "one", "two"])
+    log = SessionLog(home, on_error=warnings.append).attach(agent)
+    with monkeypatch.context() as patch:
+        ctrl_c = CtrlC(patch, n, after)
+        try:
+            agent.chat("first")
+        except KeyboardInterrupt:
+            pass
+        ctrl_c.armed = False
+    return agent, log, warnings, ctrl_c.count
+
+
+HISTORY_TURN = st.lists(st.sampled_from(["answer", "call", "orphan", "unanswered", "dup"]), max_size=4)
+
+

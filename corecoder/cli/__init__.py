@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         run_demo()
         return 0
     from .app import STARTUP_ERRORS, run_once, start
+    from .trace import to_stderr
 
     ask = None
     if args.prompt is None:  # the REPL: there is someone to ask
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         app = start(args.model, yes=args.yes, resume=args.resume, trust=args.trust_project,
                     ask_trust=ask, settings={k: v for k, v in flags.items() if v})
     except STARTUP_ERRORS as e:
-        print(f"corecoder: {e}", file=sys.stderr)
+        to_stderr(f"corecoder: {e}")
         return 1
     end_on_hangup(app)
     try:
@@ -100,6 +101,7 @@ def leave(app, code: int) -> int:
     prints "Exception ignored in: <module 'threading'>". Every command and MCP server is
     stopped; a call's thread that is still busy after LEAVE_SECONDS does not hold the exit."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    app.log.flush()  # a turn whose last write a Ctrl+C cut short is written now, before leaving
     app.stop()
     busy = [t for t in threading.enumerate() if t is not threading.current_thread()
             and not t.daemon]

@@ -24,11 +24,11 @@ from ..permissions import Consent, PlanMode
 from ..scripted import ScriptError
 from ..session import SessionError, SessionLog
 from ..tools.bash import Bash
-from ..trust import is_trusted, read_project_config, remember_trust, untrusted_note
+from ..trust import is_trusted, project_folder, read_project_config, remember_trust, untrusted_note
 from ..workspace import project_root
 from .config import Config, ConfigError, load_config, require_key
 from .pricing import Ledger, load_prices
-from .trace import Printer, printable
+from .trace import Printer, printable, to_stderr
 
 # What ends a task with a message: the model gave up for good, a script ran out, or a history
 # the API would reject. Anything else is a bug: said in one line too (`unexpected`).
@@ -52,6 +52,7 @@ class App:
     log: SessionLog
     mcp: object | None = None  # an MCPHub when mcp.json names servers
     env: dict | None = None  # the settings it started with (the environment, then the flags)
+    trusted: bool = True  # the project's own configuration is used: its hooks, servers, routes
 
     def ask(self, prompt: str) -> str:
         """One turn: the prompt through the UserPromptSubmit hooks, then to the agent."""
@@ -73,28 +74,42 @@ class App:
 def start(model: str | None = None, *, yes: bool = False, resume: str | None = None,
           trust: bool = False, ask_trust=None, warn=None, settings: dict | None = None) -> App:
     """Everything for this directory and environment. Raises one of STARTUP_ERRORS.
-    `trust`: use the project's own hooks and MCP servers without asking (--trust-project);
-    `ask_trust(commands) -> bool` asks the user, when there is a user to ask; `settings`
-    (from flags) win over the environment's."""
-    cwd, warn = Path.cwd(), warn or (lambda text: print(f"warning: {text}", file=sys.stderr))
+    `trust`: use the project's own hooks, MCP servers and .env routes without asking
+    (--trust-project); `ask_trust(commands) -> bool` asks the user, when there is a user to
+    ask; `settings` (from flags) win over the environment's."""
+    cwd, warn = Path.cwd(), warn or (lambda text: to_stderr(f"warning: {text}"))
     env = {**os.environ, **(settings or {})}
     config = load_config(cwd, env, model=model)
     log = SessionLog(config.home, resume, resume=resume is not None, on_error=warn)
     if resume and not model and log.meta.get("model"):  # carry on with the model the session used
-        config = load_config(cwd, env, model=log.meta["model"])
-    for note in config.notes:
+        model = log.meta["model"]
+        config = load_config(cwd, env, model=model)
+    own = load_config(cwd, env, model=model, project_routes=False)  # the user's routes alone
+    routes = project_routes(config, own)
+    trusted = trust_project(config.home, project_root(cwd), trust, ask_trust, warn, routes)
+    config = config if trusted else own
+    for note in [*config.notes, *(f"this project's .env chooses {r}" for r in routes if trusted)]:
         warn(note)
     require_key(config)
-    trusted = trust_project(config.home, project_root(cwd), trust, ask_trust, warn)
     app = assemble(config, connect(config), cwd, log, yes=yes, warn=warn, trusted=trusted)
     app.mcp = start_mcp(config, cwd, app.agent, warn, trusted=trusted)
-    app.env = env  # so /model keeps --base-url and --api-key
+    app.env, app.trusted = env, trusted  # so /model keeps --base-url, --api-key and the trust
     return app
 
 
-def trust_project(home: Path, root: Path, trust: bool, ask, warn) -> bool:
-    """May the project's own configuration run? Asked once, remembered (see trust.py)."""
-    project = read_project_config(root)
+def project_routes(config: Config, own: Config) -> tuple[str, ...]:
+    """What the project's .env changes of where the conversation goes, in the user's words."""
+    key = config.api_key or ""
+    return tuple(route for route, changed in (
+        (f"the endpoint {config.base_url}, which gets your prompts and what the tools read",
+         config.base_url != own.base_url),
+        (f"the API key ending in {key[-4:]!r}", config.api_key != own.api_key)) if changed)
+
+
+def trust_project(home: Path, root: Path, trust: bool, ask, warn, routes=()) -> bool:
+    """May the project's own configuration run, and its .env choose the `routes`? Asked once,
+    remembered (see trust.py)."""
+    project = read_project_config(root, home, routes)
     if project is None or trust or is_trusted(home, project):
         return True
     if ask is not None and ask(project.commands()):
@@ -110,8 +125,8 @@ def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes
     session log. `trusted`: the project's own hooks.json counts too."""
     plan = PlanMode()
     # the same wherever in the project the command starts
-    project = project_root(cwd) / ".corecoder"
-    files = [config.home / "hooks.json", *([project / "hooks.json"] if trusted else [])]
+    project = project_folder(project_root(cwd), config.home)  # None: it is the config dir
+    files = [config.home / "hooks.json", *([project / "hooks.json"] if trusted and project else [])]
     hooks = Hooks(load_hooks(*files, warn=warn), warn=warn)
     consent = Consent(None, allow_all=yes, home=config.home)
     checkpoints = Checkpoints(config.home, cwd, session=log.id)
@@ -136,7 +151,9 @@ def start_mcp(config: Config, cwd: Path, agent: Agent, warn, trusted: bool = Tru
     their tools given to the agent."""
     from ..mcp import MCPHub, load_servers
 
-    servers = load_servers(config.home, project_root(cwd) if trusted else None)
+    root = project_root(cwd)
+    own = project_folder(root, config.home) is None  # started in the home folder: loaded already
+    servers = load_servers(config.home, root if trusted and not own else None)
     if not servers:
         return None
     hub = MCPHub(servers, cwd).start()

@@ -5,7 +5,10 @@ over a `.env` file (the environment wins, so a one-off `CORECODER_MODEL=... core
 beats the file). The `.env` is the project's, though, and a cloned project is not the
 user's: an endpoint it names gets only a key from that same file, never the user's key
 from the environment (which would hand the key and the conversation to whoever wrote the
-file), and it cannot move CORECODER_HOME, where the user's own trusted settings live.
+file); a key it names never replaces the user's own; and it cannot move CORECODER_HOME,
+where the user's own trusted settings live. Where the conversation goes and with which key
+(ROUTES) are the project's to choose only once the user trusts it: the command loads the
+config twice, with and without the project's routes, and asks (see cli/app.py).
 
 A model is named `provider/model`; the provider part picks a preset (base URL, key
 variable, quirks), and anything else is sent to OpenAI or to whatever OpenAI-compatible
@@ -23,6 +26,7 @@ from pathlib import Path
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
+from ..files import CONFIG_LIMIT, NotARegularFile, read_regular
 from ..workspace import git_root
 
 
@@ -61,6 +65,9 @@ PROVIDERS: Mapping[str, Provider] = MappingProxyType({p.name: p for p in (
 )})
 
 DEFAULT_MODEL = "gpt-4o-mini"
+# The settings that choose where the conversation goes and with which key.
+ROUTES = frozenset({"CORECODER_BASE_URL", "OPENAI_BASE_URL", "CORECODER_API_KEY", "OPENAI_API_KEY",
+                    *(name for p in PROVIDERS.values() for name in p.key_env)})
 NO_KEY = "not-needed"  # what keyless local servers get: the openai client refuses an empty key
 
 
@@ -98,11 +105,13 @@ def read_dotenv(path: Path) -> dict[str, str]:
     """Parse a .env file: KEY=VALUE, `export KEY=...`, quotes, comments. A missing
     file is no settings; a line we can't read is skipped, not fatal."""
     try:
-        text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+        text = read_regular(path, CONFIG_LIMIT).decode("utf-8-sig", errors="replace")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return {}
+    except NotARegularFile:
+        return {}
     except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror or e}") from e
+        raise ConfigError(f"cannot read {path}: {e.strerror or e}") from None
     values = {}
     for line in text.splitlines():
         match = _LINE.match(line)
@@ -130,12 +139,16 @@ def find_dotenv(cwd: Path) -> Path | None:
     return next((d / ".env" for d in search if (d / ".env").is_file()), None)
 
 
-def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | None = None) -> Config:
+def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | None = None, *,
+                project_routes: bool = True) -> Config:
     """Resolve the model, provider, endpoint, key and home from `model`, then the
-    environment, then the nearest .env. Does not check the key: see `require_key`."""
+    environment, then the nearest .env (without its ROUTES unless `project_routes`). Does
+    not check the key: see `require_key`."""
     cwd = Path(cwd).resolve()
     dotenv_path = find_dotenv(cwd)
     project = read_dotenv(dotenv_path) if dotenv_path else {}
+    if not project_routes:
+        project = {name: value for name, value in project.items() if name not in ROUTES}
     settings = {**project, **env}
     provider, name = parse_model(model or _get(settings, "CORECODER_MODEL") or DEFAULT_MODEL)
     if not name:
@@ -147,7 +160,7 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
     notes = []
     projects_endpoint = bool(override) and not _get(env, *endpoints)
     # An endpoint the project chose gets a key from the project's file, or none at all.
-    api_key = _api_key(project if projects_endpoint else settings, provider, override)
+    api_key = _api_key([project] if projects_endpoint else [env, project], provider, override)
     if projects_endpoint:
         api_key = api_key or NO_KEY
         names = ("CORECODER_API_KEY", *provider.key_env, "OPENAI_API_KEY")
@@ -178,11 +191,14 @@ def _get(settings: Mapping[str, str], *names: str) -> str | None:
     return next((settings[n] for n in names if settings.get(n)), None)
 
 
-def _api_key(settings: Mapping[str, str], provider: Provider, endpoint: str | None) -> str | None:
+def _api_key(sources: list[Mapping[str, str]], provider: Provider, endpoint: str | None
+             ) -> str | None:
     # OPENAI_API_KEY is the generic key only when the user also chose the endpoint:
     # falling back to it for a preset would send an OpenAI key to someone else's server.
     fallback = ("OPENAI_API_KEY",) if endpoint else ()
-    key = _get(settings, "CORECODER_API_KEY", *provider.key_env, *fallback)
+    # The first source with a key gives it: the user's environment before the project's file.
+    names = ("CORECODER_API_KEY", *provider.key_env, *fallback)
+    key = next((key for source in sources if (key := _get(source, *names))), None)
     # A server on this machine (Ollama, llama.cpp, vLLM...) rarely wants a key: don't demand one.
     keyless = not provider.needs_key or _on_this_machine(endpoint)
     return key or (NO_KEY if keyless else None)

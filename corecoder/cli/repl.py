@@ -13,10 +13,11 @@ Ctrl+D leaves.
 
 from __future__ import annotations
 
+import _thread
 import difflib
 import json
 import os
-import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,7 +30,7 @@ from ..text import marker, shorten
 from ..workspace import project_root
 from .app import FAILURES, connect, unexpected
 from .render import Renderer
-from .trace import printable
+from .trace import printable, to_stderr
 
 HELP = (
     ("/help", "list these commands"),
@@ -70,6 +71,7 @@ class Repl:
         self.cwd = Path.cwd() if cwd is None else cwd
         self.connect = connect
         self.renderer = self.agent.subscribe(Renderer(console))
+        self.stopping = False  # Ctrl+C came at a question: no other question this turn
         app.consent.ask = self.ask  # consent questions come to this terminal
         self.commands = {"help": self.help, "model": self.model, "tokens": self.tokens,
                          "compact": self.compact, "context": self.context, "plan": self.plan,
@@ -124,7 +126,7 @@ class Repl:
 
     def attempt(self, work: Callable, *args) -> None:
         """Run something that talks to the model; a failure or Ctrl+C ends it, not the REPL."""
-        outcome = None
+        outcome, self.stopping = None, False
         try:
             work(*args)
         except KeyboardInterrupt:
@@ -151,15 +153,28 @@ class Repl:
         self.say(f"/help for commands · {KEYS}", "dim")
 
     def ask(self, tool, args: dict) -> str:
-        """Consent: may this call run? Once, always (for this tool, in this project), or no."""
-        from .trace import call_line
+        """Consent: may this call run? Once, always (for this tool, in this project), or no.
 
+        The user approves what they see: every argument whole, wrapped by the terminal, never
+        cut. Ctrl+C at the question stops the turn, a worker's question too (it is asked in the
+        worker's thread, so the main thread is told as a real Ctrl+C would tell it), and no
+        sibling's question comes after it: the next line typed is a prompt, not an answer."""
+        if self.stopping:
+            raise KeyboardInterrupt
         self.renderer.close()
         self.renderer.asking = True  # no spinner over the question (a sibling call may finish)
         try:
-            self.say(f"allow {call_line(tool.name, json.dumps(args))}?", "bold yellow")
+            self.say(f"allow {tool.name}?", "bold yellow")
+            for name, value in args.items():
+                shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                self.say(f"  {name}: {shown}", "yellow")
             answer = (self.questions.prompt("  [y]es once · [a]lways for this tool · [n]o › ")
                       .strip().lower())
+        except KeyboardInterrupt:
+            self.stopping = True
+            if threading.current_thread() is not threading.main_thread():
+                _thread.interrupt_main()
+            raise
         finally:
             self.renderer.asking = False
         return {"y": "once", "yes": "once", "a": "always", "always": "always"}.get(answer, "deny")
@@ -183,7 +198,8 @@ class Repl:
             self.say(f"model: {self.config.label}{where}")
             return
         try:
-            config = load_config(self.cwd, self.env, model=name)
+            config = load_config(self.cwd, self.env, model=name,
+                                 project_routes=self.app.trusted)
             require_key(config)
         except ConfigError as e:
             self.say(f"still {self.config.label}: {e}", "red")
@@ -253,7 +269,7 @@ class Repl:
             self.say("plan mode off", "green")
 
     def undo(self, arg: str = "") -> None:
-        self.say(self.app.checkpoints.undo())
+        self.say(self.app.checkpoints.undo(self.agent.workspace.cwd))  # from where the agent is
 
     def diff(self, arg: str = "") -> None:
         changes = changed_files(self.app.checkpoints)
@@ -353,10 +369,10 @@ def short_diff(shown: str, before, after) -> str:
 
 def ask_trust(commands: list[str]) -> bool:
     """Before the REPL starts: may the project's own configuration run? (see trust.py)"""
-    print("This project has its own configuration. Trusting it runs these commands on this "
-          "machine:", file=sys.stderr)
+    to_stderr("This project has its own configuration. Trusting it runs these commands on this "
+              "machine:")
     for line in commands:
-        print(f"  {printable(line)}", file=sys.stderr)
+        to_stderr(f"  {line}")
     try:
         answer = input("Trust this project? [y]es, and remember · [n]o, not this time › ")
     except (EOFError, KeyboardInterrupt):

@@ -37,6 +37,13 @@ def printable(text: str) -> str:
     return text.translate(CONTROLS)
 
 
+def to_stderr(text: str) -> None:
+    """How the command writes a line outside its console and its Printer (a warning, an error
+    at start-up, the trust question), so nothing it prints reaches the terminal raw: a hook's
+    stderr, an MCP server's message, a project's .env value or file name may hold anything."""
+    print(printable(text), file=sys.stderr, flush=True)
+
+
 def cut(line: str, width: int) -> str:
     """`line`, at most `width` characters: its head, and the one marker if it was longer."""
     return shorten(line, width, tail=0)

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..files import CONFIG_LIMIT, read_regular
+
 
 class MCPConfigError(ValueError):
     """An mcp.json that can't be used. The message names the file and what is wrong."""
@@ -38,7 +40,7 @@ def load_servers(home: Path, project: Path | None) -> dict[str, ServerSpec]:
 def read_mcp_json(path: Path) -> dict[str, ServerSpec]:
     """One mcp.json; a missing file configures nothing."""
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        text = read_regular(path, CONFIG_LIMIT).decode("utf-8-sig")  # what trust could show
     except (FileNotFoundError, NotADirectoryError):
         return {}
     except (OSError, UnicodeDecodeError) as e:

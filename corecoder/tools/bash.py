@@ -24,6 +24,7 @@ get past it. Real isolation needs a container or a VM.
 
 from __future__ import annotations
 
+import functools
 import os
 import selectors
 import shlex
@@ -32,7 +33,9 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import regex
 
@@ -247,55 +250,189 @@ class HeadAndTail:
         return self.head.decode("utf-8", "replace") + cut + self.tail.decode("utf-8", "replace")
 
 
-_COMMAND_START = r"(?:^|[;&|(`{])\s*(?:sudo\s+)?"  # where a new command begins
-# /, /*, /., //, /.., ~, ~/, ~/., ~/.*, $HOME/*, "$HOME"/*: quoted or not
-_ROOT_OR_HOME = r"""["']?(?:/|~|\$HOME|\$\{HOME\})[/.*"']*(?=$|[\s;&|)])"""
-_HERE = r"""["']?(?:\.|\*|\./\*?)/?["']?(?=$|[\s;&|)])"""  # ., *, ./, ./*
-_RM = r"(?<![\w-])rm\s(?:[^;&|\n]*\s)?"
-_DISK = r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)"
-_GIT_PUSH = r"(?<![\w-])git(?:\s+-[cC]\s+\S+)*\s+push"
-# --force, -f, or -f among other short options (-uf), or a +refspec; not --force-with-lease
-_FORCE = r"(?=[^;&|\n]*(?:\s(?:--force|-[a-zA-Z]*f[a-zA-Z]*)(?![\w-])|\s\+))"
+# The guard reads the command as bash splits it, not as a string: the spellings a pattern misses
+# (`git --no-pager push -f origin "main"`, `cd ~ && rm -rf .*`, `bash <(curl ...)`) are the same
+# simple command once parsed. Still a guard against slips, not a sandbox: it follows no variable,
+# function or script.
+# A word is quoted parts, escapes and plain characters, and may hold commands: $(...), <(...),
+# `...` (a group nests, quotes and all). Its commands are read too, as are `bash -c`'s and eval's.
+_GROUP = r"""(?P<group>\((?:[^()'"\\]|\\.|'[^']*'|"(?:\\.|[^"\\])*"|(?&group))*\))"""
+_TOKEN = regex.compile(  # a comment, the end of a simple command, or a word (with a redirection)
+    r"#[^\n]*|(?P<end>&&|\|\||[;|()\n]|&(?!>)|\Z)|(?P<word>(?:[\d&]*[<>]+[|&]?\s*)?"
+    rf"""(?:[$<>]{_GROUP}|"(?:\\.|[$<>](?&group)|[^"\\])*"?|'[^']*'?|`(?:\\.|[^`\\])*`?|\\."""
+    r"""|[^\s;&|()<>`'"\\])+)""")
+# The commands inside a word (what is in single quotes is text)
+_SUBSTITUTION = regex.compile(rf"'[^']*'|[$<>]{_GROUP}|`(?P<ticks>(?:\\.|[^`\\])*)`")
+# What a word's quotes and escapes stand for (unclosed quotes run to the end, as bash reads them)
+_QUOTED = regex.compile(r"""'(?P<single>[^']*)'?|"(?P<double>(?:\\.|[^"\\])*)"?|\\(?P<one>.)""")
+# Inside double quotes a backslash escapes only $ ` " and itself
+_ESCAPED_IN_DOUBLE_QUOTES = regex.compile(r'\\([$`"\\])')
+_HOME = regex.compile(r"^(?:\$HOME(?!\w)|\$\{HOME(?:[:?%#+-][^}]*)?\})")  # "${HOME:?}" too
+_HEREDOC = regex.compile(r"(?<!<)<<-?\s*(['\"]?)(\w+)\1(.*\n)[\s\S]*?^\t*\2$", regex.MULTILINE)
+# The words that may come before the program, each with its short options that take a value
+_PREFIXES = {"sudo": "ugCDhprtU", "doas": "uC", "env": "uCS", "nice": "n", "timeout": "ks",
+             "xargs": "aEIdLnPs", "exec": "a"} | dict.fromkeys(
+    "command builtin nohup time stdbuf then do else elif if while until ! {".split(), "")
+_SHELL = regex.compile(r"(?:ba|z|da|k|a|fi)?sh|su|source|\.|eval")
+_INTERPRETER = regex.compile(r"(?:python|perl|ruby|node|php)[\d.]*")
+_ROOT_OR_HOME = regex.compile(r"(?:/|~[\w-]*)[/.*?\[\]!]*")  # /, /*, //, ~, ~/.*, ~/.., ~/.[!.]*
+_DISK = regex.compile(r"(?:of=|[\d&]*>>?\|?\s*)?"  # written by dd or by a redirection, or named
+                      r"/dev/(?:[sv]d|hd|xvd|nvme|mmcblk|disk|md|dm-|mapper/)\S*")
+_MAIN = {"main", "master", "HEAD", "@"}  # HEAD and @: the current branch, which is often main
+
+
+class Command(NamedTuple):
+    """One simple command as the guard reads it."""
+    words: list[str]  # from the program's name on: unquoted, the home spelled ~, no `sudo -u x`
+    cwd: str  # where the last `cd` before it went ("" if none did)
+    fed: bool  # a download reaches it: `curl ... | sh`, `sh <(curl ...)`, `sh -c "$(curl ...)"`
+
+
+class Parsed(NamedTuple):
+    """A category judged on each simple command of the command. `search` has a compiled regex's
+    signature, so that blocked_reason treats both alike; the parse keeps its own time limit."""
+    judge: Callable[[Command], object]
+
+    def search(self, command: str, timeout: float | None = None) -> bool:
+        return any(map(self.judge, parsed(command, os.environ.get("HOME", "").rstrip("/"))))
+
+
+@functools.lru_cache(maxsize=4)  # each category reads the same parse
+def parsed(command: str, home: str) -> tuple[Command, ...]:
+    return tuple(simple_commands(command, home, "", time.monotonic() + GUARD_SECONDS))
+
+
+def simple_commands(text: str, home: str, cwd: str, deadline: float,
+                    depth: int = 0) -> list[Command]:
+    """The simple commands of `text` in order, with those inside its $(...), `...`, <(...),
+    `bash -c '...'` and `eval '...'`. A command too long or too deep to read before `deadline`
+    raises TimeoutError: refused, not let through."""
+    def read(script: str) -> list[Command]:  # nested commands, from the cwd reached so far
+        return simple_commands(script, home, cwd, deadline, depth + 1) if script else []
+
+    found, words, downloading = [], [], False  # downloading: a download feeds this pipeline
+    text = _HEREDOC.sub(r"\3", text.replace("\\\n", ""), timeout=GUARD_SECONDS)  # body is text
+    for token in _TOKEN.finditer(text, timeout=GUARD_SECONDS):
+        if token["word"] is not None:
+            words.append(token["word"])
+        if token["end"] is None:
+            continue
+        if depth > 20 or time.monotonic() > deadline:
+            raise TimeoutError
+        inner = [c for word in words for m in _SUBSTITUTION.finditer(word)
+                 for c in read(m["group"] or m["ticks"] or "")]
+        words, start = program_words([plain(word, home) for word in words]), len(found)
+        name = words[0] if words else ""
+        script = " ".join(words[1:]) if name == "eval" else next(  # bash -c 'script'
+            (words[i + 1] for i in range(1, len(words) - 1) if short_option(words[i], "c")
+             and _SHELL.fullmatch(name)), "")
+        if words:
+            found.append(Command(words, cwd, downloading or any(map(is_download, inner))))
+        found += inner + read(script)
+        if name in ("cd", "pushd"):
+            cwd = words[-1] if len(words) > 1 else "~"
+        downloading = token["end"] in "|()" and (  # `(curl ...) | sh` too
+            downloading or any(map(is_download, found[start:])))
+        words = []
+    return found
+
+
+def is_download(command: Command) -> bool:
+    return command.words[0] in ("curl", "wget")
+
+
+def plain(word: str, home: str) -> str:
+    """The word as the program gets it: quotes removed, the home spelled `~`."""
+    text = _HOME.sub("~", _QUOTED.sub(lambda m: m["single"] or m["one"] or (
+        _ESCAPED_IN_DOUBLE_QUOTES.sub(r"\1", m["double"] or "")), word))
+    return "~" + text[len(home):] if home and (text + "/").startswith(home + "/") else text
+
+
+def program_words(words: list[str]) -> list[str]:
+    """The words from the program on, its path cut to its name: `sudo -u root /bin/rm -rf x`,
+    `env X=1 nohup rm -rf x` and `X=1 rm -rf x` are all `rm -rf x`."""
+    i, takes_value = 0, ""
+    while i < len(words):
+        word = words[i].rsplit("/", 1)[-1] or words[i]
+        if word in _PREFIXES:
+            takes_value = _PREFIXES[word]
+        elif words[i].startswith("-"):
+            i += len(word) == 2 and word[1] in takes_value
+        elif not ("=" in word or word[:1] in "0123456789&<>"):  # X=1, 2>/dev/null
+            return [word, *words[i + 1:]]
+        i += 1
+    return []
+
+
+def short_option(word: str, letter: str) -> bool:
+    """`word` is one or more short options, `letter` among them: -f, -uf, -Rv."""
+    return word[:1] == "-" and word[1:2] not in ("-", "") and letter in word
+
+
+def wipes(command: Command) -> bool:
+    """An argument is /, the home or all in them; a relative one is read from the last `cd`."""
+    return any(_ROOT_OR_HOME.fullmatch(w if w[:1] in "/~" or not command.cwd else
+                                       f"{command.cwd}/{w}") for w in command.words[1:])
+
+
+def writes_a_disk(command: Command) -> bool:
+    """`of=`, a redirection or a writing program's target is a disk (`cat /dev/sda` reads)."""
+    program, *arguments = command.words
+    targets = (arguments if program in ("tee", "shred", "fdisk", "sfdisk", "parted", "gdisk",
+                                       "sgdisk", "blkdiscard", "mkswap")
+               else arguments[-1:] if program in ("cp", "mv", "install", "ddrescue") else [])
+    return any(_DISK.fullmatch(w) and (w[0] != "/" or w in targets) for w in arguments)
+
+
+def runs_a_download(command: Command) -> bool:
+    """A shell fed a download, or an interpreter whose program it is: `curl ... | python3`,
+    `python3 <(curl ...)`; not `curl ... | python3 -m json.tool`."""
+    program, *arguments = command.words
+    script = next((a for a in arguments if a == "-" or not a.startswith("-")), "-")  # - is stdin
+    return command.fed and (bool(_SHELL.fullmatch(program)) or bool(_INTERPRETER.fullmatch(
+        program)) and (script == "-" or any(nested in script for nested in ("$(", "<(", "`"))))
+
+
+def force_pushes_main(command: Command) -> bool:
+    """`git [--no-pager -C dir] push` forced (-f, --force, -uf) to main, master, HEAD or to no
+    branch named (the current one), or a `+main` refspec. --force-with-lease is allowed."""
+    words, i = command.words, 1
+    while i < len(words) and words[i].startswith("-"):  # git's own options
+        i += 1 + (words[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace"))
+    force = any(w == "--force" or short_option(w, "f") for w in words[i + 1:])
+    refspecs = [w for w in words[i + 1:] if not w.startswith("-")][1:]  # after the remote
+    return words[0] == "git" and words[i:i + 1] == ["push"] and (force and not refspecs or any(
+        (force or r.startswith("+")) and r.lstrip("+").rsplit(":", 1)[-1].removeprefix(
+            "refs/heads/") in _MAIN for r in refspecs))
+
+
+_STOPS = {"shutdown", "reboot", "halt", "poweroff"}
 _RM_ROOT = "rm on / or the home directory deletes the whole system or all of the user's files"
 _FORCE_MAIN = ("a force push to main/master (or to the current branch, which is often main) "
                "rewrites history others have pulled (--force-with-lease is allowed)")
 
-# (pattern, why it is refused). Each is something no coding task needs and one slip makes.
-# Matched with the `regex` package, under a time limit: on a very long, repetitive command (`rm `
-# thirty thousand times) a pattern's work grows with the square of its length.
-BLOCKED_COMMANDS: tuple[tuple[regex.Pattern, str], ...] = tuple(
-    (regex.compile(pattern, regex.MULTILINE | regex.VERSION0), reason)
-    for pattern, reason in (
-        (rf"{_RM}{_ROOT_OR_HOME}", _RM_ROOT),
-        # `cd ~ && rm -rf .`: the same, in two steps (up to the next cd)
-        (rf"(?<![\w-])cd(?:\s+{_ROOT_OR_HOME})?\s*(?:&&|;|\n)"
-         rf"(?:(?!(?<![\w-])cd\s)[\s\S])*?{_RM}{_HERE}", _RM_ROOT),
-        (r"(?<![\w-])ch(?:mod|own|grp)(?=[^;&|\n]*\s(?:-\w*R|--recursive))"
-         rf"\s(?:[^;&|\n]*\s)?{_ROOT_OR_HOME}",
-         "a recursive chmod/chown of / or the home directory breaks the system or the user's "
-         "files"),
-        (rf"(?<![\w-])find\s+{_ROOT_OR_HOME}[^;&|\n]*\s-delete\b",
-         "find -delete from / or the home directory deletes files everywhere"),
-        (rf"{_COMMAND_START}(?:mkfs(?:\.\w+)?|wipefs)(?![\w.-])",
-         "mkfs/wipefs erase a filesystem"),
-        (rf"(?:\bof=|>\s*){_DISK}", "writing to a disk device overwrites the whole disk"),
-        (r"(?<![\w:.])(?P<name>[\w:.]+)\s*\(\)\s*\{\s*(?P=name)\s*\|\s*(?P=name)\s*&",
-         "a fork bomb spawns processes until the machine stalls"),
-        (r"(?<![\w-])(?:curl|wget)\s[^;&\n]*(?<!\|)\|(?!\|)\s*"  # a pipe, not ||, into
-         r"(?:sudo\s+)?(?:[\w/]*/)?(?:env\s+)?(?:ba|z|da|k)?sh(?![\w.-])",  # [/bin/][env ]sh
-         "piping a download into a shell runs code nobody has read: download it, read it, then "
-         "run it"),
-        (rf"{_COMMAND_START}(?:systemctl\s+)?(?:shutdown|reboot|halt|poweroff)(?![\w.-])",
-         "shutdown/reboot stops the machine everyone is working on"),
-        (r"(?<![\w-])kill\s+(?:-\S+\s+)+-1(?=$|[\s;&|)])",
-         "kill ... -1 signals every process the user owns, this agent included"),
-        (rf"{_GIT_PUSH}\b{_FORCE}(?=[^;&|\n]*(?:[\s:+](?:main|master)|[\s+]HEAD)(?=$|[\s;&|]))",
-         _FORCE_MAIN),
-        # with no branch named, git pushes the current one
-        (rf"{_GIT_PUSH}{_FORCE}(?:\s+-\S+)*(?:\s+[^\s;&|-]\S*(?:\s+-\S+)*)?\s*(?=$|[;&|)\n])",
-         _FORCE_MAIN),
-    )
+# (how it is recognised, why it is refused). Each is something no coding task needs and one slip
+# makes. A `Parsed` category judges each simple command; the fork bomb is a shape of the text.
+BLOCKED_COMMANDS: tuple[tuple[regex.Pattern | Parsed, str], ...] = (
+    (Parsed(lambda c: c.words[0] == "rm" and wipes(c)), _RM_ROOT),
+    (Parsed(lambda c: c.words[0] in ("chmod", "chown", "chgrp") and wipes(c) and any(
+        w == "--recursive" or short_option(w, "R") for w in c.words)),
+     "a recursive chmod/chown of / or the home directory breaks the system or the user's files"),
+    (Parsed(lambda c: c.words[0] == "find" and {"-delete", "rm"} & set(c.words) and wipes(c)),
+     "find -delete from / or the home directory deletes files everywhere"),
+    (Parsed(lambda c: c.words[0].split(".")[0] in ("mkfs", "mke2fs", "wipefs")),
+     "mkfs/wipefs erase a filesystem"),
+    (Parsed(writes_a_disk), "writing to a disk device overwrites the whole disk"),
+    (regex.compile(r"(?<![\w:.])(?P<name>[\w:.]+)\s*\(\)\s*\{\s*(?P=name)\s*\|\s*(?P=name)\s*&"),
+     "a fork bomb spawns processes until the machine stalls"),
+    (Parsed(runs_a_download),
+     "piping a download into a shell runs code nobody has read: download it, read it, then run it"),
+    (Parsed(lambda c: c.words[0] in _STOPS or c.words[0] == "systemctl" and _STOPS & set(c.words)),
+     "shutdown/reboot stops the machine everyone is working on"),
+    (Parsed(lambda c: c.words[0] == "kill" and "-1" in c.words[2:]),
+     "kill ... -1 signals every process the user owns, this agent included"),
+    (Parsed(force_pushes_main), _FORCE_MAIN),
 )
 
 
-GUARD_SECONDS = 2.0  # for all the patterns together; a command that needs more is refused
+GUARD_SECONDS = 2.0  # to read the command and judge it; a command that needs more is refused

@@ -14,8 +14,12 @@ does: a line that takes longer than MAX_MATCH_SECONDS stops the search, and says
 
 from __future__ import annotations
 
+import errno
+import math
 import os
 import re
+import stat
+import threading
 import time
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -33,16 +37,23 @@ MAX_GREP_FILES = 5000
 MAX_GREP_MATCHES = 200
 
 
-def walk_files(root: Path):
+def walk_files(root: Path, unreadable: set[Path] | None = None,
+               cancelled: threading.Event | None = None):
     """Every file under `root`, in sorted order, skipping SKIP_DIRS below the root: a folder's
     files, then each of its folders in turn. With a stack, not recursion, so a tree 1,200 deep
-    is walked like any other; a link to a folder is not followed (no loops)."""
+    is walked like any other; a link to a folder is not followed (no loops). A folder it may not
+    list goes into `unreadable`, if given; once `cancelled` is set (Ctrl+C, for a call running
+    in a thread of its own), the walk stops."""
     folders = [Path(root)]
     while folders:
+        if cancelled is not None and cancelled.is_set():
+            raise KeyboardInterrupt
         folder = folders.pop()
         try:
             entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
         except OSError:  # unreadable, or gone since it was listed
+            if unreadable is not None:
+                unreadable.add(folder)
             continue
         dirs = []
         for entry in entries:
@@ -79,7 +90,7 @@ class Glob(Tool):
                             "(read_file reads a file)")
         if not pattern.strip():
             raise ToolError("pattern is empty; try '**/*' for every file")
-        found = set()
+        found, unreadable = set(), set()
         for each in expand_braces(pattern):
             # Walk from the pattern's literal start (src/app in src/app/**/*.py): faster, and
             # it lets node_modules/x/*.js look inside a folder the walk would otherwise skip.
@@ -87,17 +98,18 @@ class Glob(Tool):
             wild = [i for i, p in enumerate(parts[:-1]) if any(c in p for c in "*?[")]
             literal = wild[0] if wild else len(parts) - 1
             root = Path("/" if each.startswith("/") else base, *parts[:literal])
-            if parts and root.is_dir():
-                found |= {f for f in walk_files(root) if f.is_file()
-                          and path_matches(list(f.relative_to(root).parts), parts[literal:])}
+            if parts and seen(root, Path.is_dir, unreadable):
+                # the name first: it costs no system call, and most files fail it
+                found |= {f for f in walk_files(root, unreadable, ws.cancelled)
+                          if path_matches(list(f.relative_to(root).parts), parts[literal:])
+                          and seen(f, is_regular, unreadable)}
         found = sorted(found, key=lambda f: (-modified(f), str(f)))
-        if not found:
-            return f"no files match {pattern!r} in {ws.show(base)}"
-        lines = [ws.show(f) for f in found[:MAX_GLOB_RESULTS]]
+        lines = [ws.show(f) for f in found[:MAX_GLOB_RESULTS]] or [
+            f"no files match {pattern!r} in {ws.show(base)}"]
         if len(found) > MAX_GLOB_RESULTS:
             more = len(found) - MAX_GLOB_RESULTS
             lines.append(f"({more} more not shown; narrow the pattern or the path)")
-        return "\n".join(lines)
+        return "\n".join(lines + passed_over(unreadable, ws))
 
 
 class Grep(Tool):
@@ -142,9 +154,7 @@ class Grep(Tool):
                 stopped = (f"stopped after {scanned} files; narrow the path or include to "
                            "search the rest")
                 break
-            if time.monotonic() > deadline:
-                stopped = (f"stopped after {MAX_GREP_SECONDS} s ({scanned} files); narrow the "
-                           "path or include")
+            if stopped := must_stop(deadline, ws, scanned):
                 break
             scanned += 1
             try:  # a FIFO, a link to /dev/zero, a file of gigabytes: skipped, never waited on
@@ -158,6 +168,8 @@ class Grep(Tool):
                 binary += 1
                 continue
             for number, line in enumerate(split_lines(data.decode("utf-8-sig", "replace")), 1):
+                if stopped := must_stop(deadline, ws, scanned):  # one huge file stops too
+                    break
                 try:
                     # concurrent: the match lets go of the GIL, so Ctrl+C and the other calls
                     # go on meanwhile
@@ -232,13 +244,32 @@ def _past_stars(places: set[int], pattern_parts: list[str]) -> set[int]:
     return places
 
 
+BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")  # an innermost group with a comma: {py,js}
+
+# Real patterns make a handful (`{src,tests}/**/*.{py,pyi}`: 4), and each one is a walk of
+# the tree; twenty groups would make a million, and fill the memory before the first walk.
+MAX_BRACE_PATTERNS = 100
+
+
 def expand_braces(pattern: str) -> list[str]:
-    """`*.{py,js}` -> [`*.py`, `*.js`]; several groups multiply out."""
-    group = re.search(r"\{([^{}]*,[^{}]*)\}", pattern)
-    if not group:
-        return [pattern]
-    head, tail = pattern[: group.start()], pattern[group.end():]
-    return [full for alt in group.group(1).split(",") for full in expand_braces(head + alt + tail)]
+    """`*.{py,js}` -> [`*.py`, `*.js`]; several groups multiply out, so the patterns are counted
+    as they are made, and too many are refused before they are all made. With a stack, not
+    recursion: a thousand groups are refused like twenty, not a RecursionError."""
+    done, todo = [], [pattern]
+    while todo:
+        each = todo.pop()
+        if group := BRACES.search(each):  # the first alternative comes out first, as written
+            head, tail = each[: group.start()], each[group.end():]
+            todo += [head + alt + tail for alt in reversed(group.group(1).split(","))]
+        else:
+            done.append(each)
+        if len(done) + len(todo) > MAX_BRACE_PATTERNS:  # each left to do makes one at least
+            many = math.prod(g.count(",") + 1 for g in BRACES.findall(pattern))  # exact if unnested
+            many = max(MAX_BRACE_PATTERNS + 1, min(many, 10**9))
+            raise ToolError(f"the braces in {shorten(pattern, 200)!r} make at least {many:,} "
+                            f"patterns, and at most {MAX_BRACE_PATTERNS} are tried: use fewer "
+                            "alternatives, or one wider pattern (`*.py`, not a name per file)")
+    return list(dict.fromkeys(done))  # {a,a}: once
 
 
 def included(relative: Path, include: str | None) -> bool:
@@ -266,6 +297,49 @@ def compile_pattern(pattern: str) -> regex.Pattern:
         raise ToolError(f"invalid regular expression {shorten(pattern, 200)!r}: {e}") from e
     except RecursionError:
         raise ToolError("the regular expression nests its groups too deeply to read") from None
+
+
+def must_stop(deadline: float, ws: Workspace, scanned: int) -> str:
+    """Why grep stops now, or "": asked before each file and each line, so neither a file of
+    millions of lines nor lines that each take the most a match may take outlast the limit. A
+    Ctrl+C reaches a call in another thread as `ws.cancelled`: it ends the call there, instead
+    of leaving it searching behind the prompt."""
+    if ws.cancelled.is_set():
+        raise KeyboardInterrupt
+    if time.monotonic() <= deadline:
+        return ""
+    return f"stopped after {MAX_GREP_SECONDS} s ({scanned} files); narrow the path or include"
+
+
+def seen(path: Path, is_kind, unreadable: set[Path]) -> bool:
+    """is_kind(path), or False for a path that cannot be looked at (no permission on its folder,
+    a broken link, a link loop, gone since the walk, a name too long): it goes into
+    `unreadable`, and the search goes on without it instead of failing whole."""
+    try:
+        return is_kind(path)
+    except OSError as e:
+        # a folder the pattern itself names (the walk's root) with a name too long: the call
+        # is wrong, not the tree
+        if e.errno == errno.ENAMETOOLONG and is_kind is Path.is_dir:
+            raise ToolError(f"the pattern names a folder too long to look at: "
+                            f"{shorten(str(path), 200)!r}") from None
+        unreadable.add(path)
+        return False
+
+
+def is_regular(path: Path) -> bool:
+    return stat.S_ISREG(path.stat().st_mode)  # Path.is_file: False for a broken link, not counted
+
+
+def passed_over(unreadable: set[Path], ws: Workspace) -> list[str]:
+    """The line that says what a search could not look at, if anything: a file missing from the
+    list is then not taken for one that does not exist."""
+    if not unreadable:
+        return []
+    more = ", ..." if len(unreadable) > 1 else ""
+    first = shorten(ws.show(min(unreadable)), 200)
+    return [f"(skipped {len(unreadable)} that could not be read: {first}{more}; "
+            "no permission, a broken link, or gone meanwhile)"]
 
 
 def _is_dir(entry: os.DirEntry) -> bool:

@@ -33,29 +33,37 @@ skip = [
      "files.py": "_umask UMASK refuse_to_replace STALE_AFTER remove_stale"},
     {"why": ("reading without hanging on a FIFO or flooding on a huge file: a defence the "
              "experiments of section 6 run through read_bytes, not an idea of its own"),
-     "files.py": "MAX_READ_BYTES NotARegularFile FileTooLarge read_regular kind"},
+     "files.py": "MAX_READ_BYTES CONFIG_LIMIT NotARegularFile FileTooLarge read_regular kind"},
     {"why": ("text no request can carry (a file name that is not UTF-8): perform calls it, and its "
              "docstring is the whole idea"),
      "text.py": "valid_text _escaped"},
+    {"why": ("where a kept output may go and what may be pruned: never through a link the project "
+             "holds, only files the engine wrote; keep_output's docstring says it, and chapter 8 "
+             "shows why a cloned project is not to be trusted"),
+     "calls.py": "keep_output _hashed"},
     {"why": "counting in words (`1 line`, `3 lines`): nothing to teach",
      "tools/read.py": "count", "tools/write.py": "count_lines"},
     {"why": ("the rest of the edit cascade: each step is run by the experiments and the edit "
              "explorer of section 8, and named in its verdict; the module's page shows them"),
      "tools/edit.py": (
-         "BOM MORE_CONTEXT Place apply lines_of read_text ignoring_trailing_whitespace "
+         "BOM MORE_CONTEXT Place apply lines_of MAX_DIFF_LINES diff read_text "
+         "ignoring_trailing_whitespace "
          "shifted_indentation line_spans line_texts split_lines common_indent dedent reindent "
          "LINE_NUMBER HINT_LINES no_match likeness")},
     {"why": ("glob's and grep's caps, sorting and pattern handling: section 9 runs each cap and "
              "the backtracking timeout and prints what they say, after the tools' code"),
      "tools/search.py": (
          "SKIP_DIRS MAX_GLOB_RESULTS MAX_GREP_FILES MAX_GREP_MATCHES MAX_GREP_SECONDS "
-         "MAX_GREP_LINE_CHARS MAX_MATCH_SECONDS path_matches _past_stars expand_braces included "
-         "around compile_pattern _is_dir search_root modified")},
-    {"why": ("bash's own plumbing (its limits, the blocklist's patterns): section 10 runs the cd "
-             "tracking, the timeout, the bound and the blocklist; chapter 5 builds the process "
-             "handling (execute, pump, kill_group)"),
+         "MAX_GREP_LINE_CHARS MAX_MATCH_SECONDS path_matches _past_stars BRACES MAX_BRACE_PATTERNS "
+         "expand_braces included around compile_pattern must_stop seen is_regular passed_over "
+         "_is_dir search_root modified")},
+    {"why": ("bash's own plumbing (its limits, the guard's parser and categories): section 10 "
+             "runs the cd tracking, the timeout, the bound and the blocklist; chapter 5 builds the "
+             "process handling (execute, pump, kill_group)"),
      "tools/bash.py": (
-         "DEFAULT_TIMEOUT MAX_TIMEOUT SCRATCH KEEP_BYTES AFTER_EXIT_SECONDS HeadAndTail "
-         "_COMMAND_START _ROOT_OR_HOME _HERE _RM _DISK _GIT_PUSH _FORCE _RM_ROOT _FORCE_MAIN "
-         "BLOCKED_COMMANDS GUARD_SECONDS")},
+         "DEFAULT_TIMEOUT MAX_TIMEOUT SCRATCH KEEP_BYTES AFTER_EXIT_SECONDS HeadAndTail _GROUP "
+         "_TOKEN _SUBSTITUTION _QUOTED _ESCAPED_IN_DOUBLE_QUOTES _HOME _HEREDOC _PREFIXES _SHELL "
+         "_INTERPRETER _ROOT_OR_HOME _DISK _MAIN Command Parsed parsed simple_commands "
+         "is_download plain program_words short_option wipes writes_a_disk runs_a_download "
+         "force_pushes_main _STOPS _RM_ROOT _FORCE_MAIN BLOCKED_COMMANDS GUARD_SECONDS")},
 ]

@@ -31,7 +31,7 @@ skip = [
              "experiments of section 5 run them, and the module's page shows them"),
      "llm.py": (
          "reasoning_of tokens IDLE_TIMEOUT REPLY_TIMEOUT OVERLOADED_BACKOFF OUTPUT_LIMIT_REACHED "
-         "CONTEXT_OVERFLOW StreamDropped ReplyTooSlow NotAReply quota_exhausted QUOTA "
+         "CONTEXT_OVERFLOW StreamDropped ReplyTooSlow in_time NotAReply quota_exhausted QUOTA "
          "TRY_AGAIN overloaded status detail describe"),
      "messages.py": "CUT_SHORT"},
     {"why": ("reading a price table (the built-in one, the user's pricing.json laid over it): "
@@ -51,5 +51,5 @@ skip = [
          "_finish _words main")},
     {"why": ("the printer's own helpers (controls made visible, a line cut, a call on one line, a "
              "result's preview): Printer is shown whole, and runs"),
-     "cli/trace.py": "MARKS CONTROLS printable cut call_line preview"},
+     "cli/trace.py": "MARKS CONTROLS printable to_stderr cut call_line preview"},
 ]

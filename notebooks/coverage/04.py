@@ -9,7 +9,7 @@ export = {
     "context.py": (
         "TRIMMED SUMMARY_PROMPT Compactor Compactor.__init__ Compactor.attach Compactor.prepare "
         "Compactor.compact Compactor._trim Compactor._summarize "
-        "Compactor._ask_for_summary Compactor._replace turn_start transcript"),
+        "Compactor._ask_for_summary Compactor._replace turn_start trim transcript"),
     "tokens.py": (
         "CJK SYMBOL PER_MESSAGE DEFAULT_WINDOW WINDOWS text_tokens message_tokens history_tokens "
         "tools_tokens window_for Estimate"),

@@ -12,15 +12,16 @@ export = {
     "checkpoints.py": (
         "Snapshot snapshot Checkpoints Checkpoints.__init__ Checkpoints.before "
         "Checkpoints.save Checkpoints.undo Checkpoints._restore"),
-    "instructions.py": "NAMES LIMIT instruction_files project_instructions _inside",
+    "instructions.py": "NAMES LIMIT instruction_files project_instructions _own_file",
     "workspace.py": "git_root project_root project_key",
 }
 show = {
     "checkpoints.py": (
         "MAX_BYTES KEEP CheckpointError Checkpoints.resume Checkpoints._locked "
-        "Checkpoints._kept"),
+        "Checkpoints._kept Checkpoints.after Checkpoints.note_left Checkpoints._identity "
+        "Checkpoints._refusal Checkpoints._away digest"),
     "permissions.py": "Consent._load Consent._file",
     "trust.py": (
-        "FILES LIMIT ProjectConfig read_project_config is_trusted remember_trust "
+        "FILES ProjectConfig project_folder read_project_config is_trusted remember_trust "
         "untrusted_note _file _commands"),
 }

@@ -12,11 +12,11 @@ export = {
 }
 show = {
     "cli/app.py": (
-        "FAILURES STARTUP_ERRORS App start trust_project assemble start_mcp connect "
+        "FAILURES STARTUP_ERRORS App start project_routes trust_project assemble start_mcp connect "
         "unexpected count_usage run_once"),
     "cli/__init__.py": "main",
     "cli/config.py": (
-        "ConfigError Provider PROVIDERS DEFAULT_MODEL NO_KEY Config _LINE read_dotenv "
+        "ConfigError Provider PROVIDERS DEFAULT_MODEL ROUTES NO_KEY Config _LINE read_dotenv "
         "_value find_dotenv _get _api_key _on_this_machine _home _positive require_key"),
     "cli/render.py": "STYLES first_line Renderer",
     "cli/repl.py": (

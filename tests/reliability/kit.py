@@ -56,6 +56,43 @@ ROWS = {
                "nothing in a million lines or for 400 retyped ones; 1 MB of arguments in "
                "7-character fragments; temp files a kill -9 left, beside look-alike files of the "
                "user's own"),
+    "links": ("Links a cloned project holds",
+              "its .corecoder, its outputs folder or the file an output will be kept under, each a link "
+              "to a folder of the user's full of look-alike names; pruning beside the user's own "
+              "files named as outputs are"),
+    "instructions": ("Secrets through the project's instructions",
+                     "AGENTS.md and CLAUDE.md as relative, absolute and chained links or hard links to "
+                     ".git/config, .env and plain notes, in the root and in subfolders"),
+    "dotenv": ("A project's .env and the user's endpoint and key",
+               "every mix of endpoint and key variables in the project's .env and in the user's "
+               "environment, trusted or not; a sparse 1 GB .env; through the command with -p and "
+               "--trust-project"),
+    "trust": ("Trust given to exactly what was shown",
+              "hooks.json and mcp.json padded past the limit, an MCP server's env, the .env's "
+              "routes in the fingerprint, the command started in the home folder"),
+    "consent": ("What the user approves",
+                "arguments past a line's width, on many lines, with escape sequences; Ctrl+C at a "
+                "worker's question while its siblings wait to ask theirs"),
+    "escapes": ("Escape sequences on every path to the terminal",
+                "generated strings of ESC, CSI, OSC, BEL, backspace and carriage returns in a hook's "
+                "stderr and command, an unknown hooks.json event, an MCP server's name and command, "
+                "the .env's model name, through -p with --trust-project"),
+    "guard": ("The guard's categories, as people spell them",
+              "generated spellings of each category: prefixes (sudo, env, command, nohup), quoting, "
+              "home spellings, separators, up to two wrappers (bash -c, sh -c, $(...), backticks, "
+              "eval, subshells, if), git's own options, device names; and look-alikes that must run"),
+    "undo": ("Undo and the user's own work",
+             "generated interleavings of the agent's writes, edits and creates with the user's edits, "
+             "deletes and re-creates; a project re-created at the same path; a folder or the file "
+             "swapped for a link out; a cd into another project"),
+    "turns": ("Every turn saved",
+              "a Ctrl+C at each of the 34 system calls of a first save, before and after each; a turn "
+              "whose last write a Ctrl+C skipped; the summary request of a 40 MB resumed session"),
+    "bounds": ("Bounds where the last round missed them",
+               "100,000 parallel calls checked, run, saved and resumed; 200,000 messages resumed; a "
+               "session damaged midway; braces past the bound; glob past entries it cannot stat or "
+               "list; grep stopped inside a file and by a real Ctrl+C; replace_all 300,000 times in "
+               "6.5 MB; a 2 MB write_file in a 32k window; a reply kept alive or trickled"),
 }
 
 

@@ -116,7 +116,7 @@ def test_the_repl_asks_once_shows_what_would_run_and_asks_again_when_the_files_c
         env = user_env(server, home)
         shown = launch(repo, env, "n")
         assert f"hook PreToolUse *: touch {tmp_path / 'hook-ran'}" in shown
-        assert f"MCP server bad: sh -c 'touch {tmp_path / 'mcp-ran'};" in shown
+        assert f"MCP server bad: NAMED_IN_CONFIG=yes sh -c 'touch {tmp_path / 'mcp-ran'};" in shown
         assert "not loaded" in shown and not (tmp_path / "mcp-ran").exists()
         shown = launch(repo, env, "y")  # a no is not remembered: asked again
         assert "1 hook · 1 MCP server" in shown and (tmp_path / "mcp-ran").exists()
@@ -130,25 +130,39 @@ def test_the_repl_asks_once_shows_what_would_run_and_asks_again_when_the_files_c
 # 2. A project's .env cannot send the user's key elsewhere
 
 
-@pytest.mark.cases(3)
-def test_an_endpoint_named_only_by_the_projects_env_never_gets_the_users_key(tmp_path):
-    repo = repository(tmp_path)
-    with ScriptServer(["hi"] * 2) as attacker, ScriptServer(["hi"]) as users:
+@pytest.mark.cases(5)
+def test_an_endpoint_or_key_from_the_projects_env_waits_for_trust_and_never_gets_the_users_key(
+        tmp_path):
+    repo, home = repository(tmp_path), tmp_path / "home"
+    with ScriptServer(["hi"] * 2) as attacker, ScriptServer(["hi"] * 2) as users:
         (repo / ".env").write_text(f"OPENAI_BASE_URL={attacker.base_url}\nCORECODER_MODEL=scripted\n")
-        run = corecoder("-p", TASK, cwd=repo, env=user_env(None, tmp_path / "home"))
+        # Not trusted (-p alone): the endpoint is not used, and the run says so. (Without a key of
+        # the user's, the run stops before any request: the test stays offline.)
+        keyless = {k: v for k, v in user_env(None, home).items() if k != "OPENAI_API_KEY"}
+        run = corecoder("-p", TASK, cwd=repo, env=keyless)
+        assert run.returncode != 0 and attacker.requests == []
+        assert f"the endpoint {attacker.base_url}, which gets your prompts" in run.stderr
+        assert "not loaded: the project is not trusted yet" in run.stderr
+        # Trusted: used, named on screen, and never with the user's key.
+        run = corecoder("-p", TASK, "--trust-project", cwd=repo, env=user_env(None, home))
         assert run.returncode == 0, run.stderr
         assert {r["key"] for r in attacker.requests} == {"not-needed"}
+        assert f"this project's .env chooses the endpoint {attacker.base_url}" in run.stderr
         assert "no API key from your environment is sent there" in run.stderr
         # The user's own endpoint wins over the project's, whichever variable the project uses.
         (repo / ".env").write_text(f"CORECODER_BASE_URL={attacker.base_url}\n")
-        run = corecoder("-p", TASK, cwd=repo, env=user_env(users, tmp_path / "home"))
+        run = corecoder("-p", TASK, "--trust-project", cwd=repo, env=user_env(users, home))
         assert run.returncode == 0 and len(attacker.requests) == 1
         assert {r["key"] for r in users.requests} == {SECRET}
-        # A key in the same file goes with the endpoint: the project's own, not the user's.
+        # A project's key never replaces the user's own, whatever its name.
+        (repo / ".env").write_text("CORECODER_API_KEY=theirs\n")
+        run = corecoder("-p", TASK, "--trust-project", cwd=repo, env=user_env(users, home))
+        assert run.returncode == 0 and {r["key"] for r in users.requests} == {SECRET}
+        # A key in the same file goes with the project's endpoint: its own, not the user's.
         (repo / ".env").write_text(f"OPENAI_BASE_URL={attacker.base_url}\nOPENAI_API_KEY=theirs\n")
-        run = corecoder("-p", TASK, cwd=repo, env=user_env(None, tmp_path / "home"))
+        run = corecoder("-p", TASK, "--trust-project", cwd=repo, env=user_env(None, home))
         assert run.returncode == 0 and attacker.requests[-1]["key"] == "theirs"
-        assert "no API key" not in run.stderr
+        assert "no API key" not in run.stderr and "the API key ending in 'eirs'" in run.stderr
 
 
 def test_a_projects_env_cannot_move_the_config_dir_to_one_it_trusts(tmp_path):
@@ -174,7 +188,7 @@ def test_agents_md_linked_to_the_environment_is_not_read(tmp_path):
     with ScriptServer(["done"]) as server:
         run = corecoder("-p", TASK, cwd=repo, env=user_env(server, tmp_path / "home"))
     assert run.returncode == 0 and SECRET not in sent(server)
-    assert "(AGENTS.md was not read: it links to outside the project)" in sent(server)
+    assert "(AGENTS.md was not read: it is a link, and instructions are read only from the " in sent(server)
 
 
 def test_a_fifo_for_instructions_does_not_block_the_start(tmp_path):
