@@ -97,8 +97,8 @@ def remember_trust(home: Path, project: ProjectConfig) -> None:
 
 def untrusted_note(project: ProjectConfig) -> str:
     unused = [f".corecoder/{name}" for name in project.files] + list(project.notes)
-    return (f"this project's {' and '.join(unused)} not loaded: the project is not trusted yet. "
-            "To trust it, start `corecoder` here and answer yes, or pass --trust-project")
+    return (f"not loaded until you trust this project: {'; '.join(unused)}. To trust it, start "
+            "`corecoder` here and answer yes, or pass --trust-project")
 
 
 def _file(home: Path, project: ProjectConfig) -> Path:

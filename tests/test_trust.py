@@ -36,7 +36,7 @@ def test_the_question_lists_every_command_that_would_run(tmp_path):
                                  "hook PostToolUse *: echo done >> log",
                                  "MCP server files: npx -y 'a server'"]
     assert untrusted_note(config).startswith(
-        "this project's .corecoder/hooks.json and .corecoder/mcp.json not loaded")
+        "not loaded until you trust this project: .corecoder/hooks.json; .corecoder/mcp.json.")
 
 
 def test_a_file_that_cannot_be_read_as_config_is_still_named(tmp_path):

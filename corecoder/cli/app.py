@@ -101,7 +101,7 @@ def project_routes(config: Config, own: Config) -> tuple[str, ...]:
     """What the project's .env changes of where the conversation goes, in the user's words."""
     key = config.api_key or ""
     return tuple(route for route, changed in (
-        (f"the endpoint {config.base_url}, which gets your prompts and what the tools read",
+        (f"the endpoint {config.base_url} (your prompts and what the tools read go there)",
          config.base_url != own.base_url),
         (f"the API key ending in {key[-4:]!r}", config.api_key != own.api_key)) if changed)
 

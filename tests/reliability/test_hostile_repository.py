@@ -78,7 +78,8 @@ def test_with_p_the_projects_hooks_and_servers_do_not_run_until_trusted(tmp_path
     assert run.returncode == 0 and run.stdout == "done\n"
     assert not (tmp_path / "hook-ran").exists() and not (tmp_path / "mcp-ran").exists()
     assert not any(name.startswith("mcp__") for name in offered(server))
-    assert ("this project's .corecoder/hooks.json and .corecoder/mcp.json not loaded" in run.stderr
+    assert ("not loaded until you trust this project: .corecoder/hooks.json; .corecoder/mcp.json"
+            in run.stderr
             and "--trust-project" in run.stderr)
 
 
@@ -141,8 +142,8 @@ def test_an_endpoint_or_key_from_the_projects_env_waits_for_trust_and_never_gets
         keyless = {k: v for k, v in user_env(None, home).items() if k != "OPENAI_API_KEY"}
         run = corecoder("-p", TASK, cwd=repo, env=keyless)
         assert run.returncode != 0 and attacker.requests == []
-        assert f"the endpoint {attacker.base_url}, which gets your prompts" in run.stderr
-        assert "not loaded: the project is not trusted yet" in run.stderr
+        assert f"the endpoint {attacker.base_url} (your prompts and what the tools read go" in run.stderr
+        assert "not loaded until you trust this project" in run.stderr
         # Trusted: used, named on screen, and never with the user's key.
         run = corecoder("-p", TASK, "--trust-project", cwd=repo, env=user_env(None, home))
         assert run.returncode == 0, run.stderr
