@@ -83,7 +83,7 @@ class Exercise:
     diagnose: Callable | None = None  # (args, got, wanted) -> why, or None: a domain's own
     same: Callable = lambda got, wanted, args: got == wanted  # noqa: E731  (a right value)
     # how an answer is put to work on an input: called (a function), or plugged into a real
-    # agent and watched (a class at a seam: run(cls, *args) returns what was seen)
+    # agent and watched (a class at a seam: run(cls, *args) returns what was seen; seams.py)
     run: Callable = lambda answer, *args: answer(*args)  # noqa: E731
     # how a hint shows what the answer and the reference came to (None: "your code returned"
     # and the value's type and repr; a seam says what was seen in its own words)

@@ -24,23 +24,20 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
-from corecoder.agent import Agent
 from corecoder.calls import Gate, admit, perform, signature
 from corecoder.events import ToolCallStarted
 from corecoder.messages import INTERRUPTED, STATE_NOTE, ToolCall, assistant, tool_result, user
-from corecoder.scripted import ScriptedLLM, parse_turn
+from corecoder.scripted import parse_turn
 from corecoder.tool import Tool, ToolError, problems
 from corecoder.tools import Glob, ReadFile
 from corecoder.workspace import Workspace
 
 from ..checks import case
 from ..kit import Exercise, Mistake
+from ..seams import Seam
 from ..words import say
 
 
@@ -558,19 +555,14 @@ class _Seen:
 def _play(executor, batches: list[list[dict]]) -> _Seen:
     """The batches, each a reply of the scripted model, then a final answer, through a real
     Agent (with the gate) that runs the calls with `executor`."""
-    started: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="corecoder-ch01-") as folder:
-        for name, text in FILES.items():
-            Path(folder, name).write_text(text, encoding="utf-8")
-            os.utime(Path(folder, name), (0, 0))  # glob lists the newest first: a fixed order
-        script = [{"tool_calls": batch} for batch in batches] + ["Done."]
-        agent = Agent(ScriptedLLM(script), [ReadFile(), Glob()], cwd=folder, executor=executor,
-                      gates=[Secrets()])
-        agent.subscribe(lambda e: isinstance(e, ToolCallStarted) and started.append(e.call.id))
+    with Seam(FILES, ends=()) as seam:
+        agent = seam.agent([{"tool_calls": batch} for batch in batches] + ["Done."],
+                           [ReadFile(), Glob()], executor=executor, gates=[Secrets()])
         agent.chat("Read the files.")
     asked = [(i, len(m["tool_calls"])) for i, m in enumerate(agent.messages) if m.get("tool_calls")]
     return _Seen(tuple(tuple(m["content"] for m in agent.messages[i + 1:i + 1 + n])
-                       for i, n in asked), tuple(started))
+                       for i, n in asked),
+                 tuple(e.call.id for e in seam.events if isinstance(e, ToolCallStarted)))
 
 
 def _batches_shown(args: tuple[list[list[dict]]]) -> str:

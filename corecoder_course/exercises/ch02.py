@@ -19,36 +19,32 @@ ToolError again as a `Told`, so that the kit, which compares what was raised by 
 tells a refusal that says too little (a bare `raise ToolError`, "more than once") from one
 that says enough, whatever its words.
 
-`ch02.tool` is a class at a seam: `run` instantiates it once and plugs it into a real Agent in
-each of one or two real temporary folders (files without a final newline, CRLF, form feeds,
-bytes that are not UTF-8, directories, and names that are not there), whose scripted models
-call count_lines in turn; between calls a file may grow by a line. What is compared is what
-the model read of each call (`Answered`): the result of a call that ran, a refusal by kind, and
-of a failure whether it was a ToolError, whether its message names the path, and whether it
-says "directory" just when the path is one. The process's working directory is watched, and
-set back (it is every agent's, and a notebook kernel's).
+`ch02.tool` is a class at a seam (the harness of seams.py): `run` instantiates it once and plugs it
+into a real Agent in each of one or two real temporary folders (files without a final newline,
+CRLF, form feeds, bytes that are not UTF-8, directories, and names that are not there), whose
+scripted models call count_lines in turn; between calls a file may grow by a line. What is compared
+is what the model read of each call (`Answered`): the result of a call that ran, a refusal by kind,
+and of a failure whether it was a ToolError, whether its message names the path, and whether it
+says "directory" just when the path is one. The process's working directory is watched, and set
+back (it is every agent's, and a notebook kernel's).
 """
 
 from __future__ import annotations
 
 import gc
 import json
-import os
+import os  # noqa: F401  (a mistake's code moves the process with os.chdir)
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from corecoder.agent import Agent
 from corecoder.events import ToolCallFinished
-from corecoder.scripted import ScriptedLLM
 from corecoder.tool import Tool, ToolError
 from corecoder.tools.edit import exact, lines_of, whole_line_breaks
 from corecoder.tools.read import split_lines
-from corecoder.workspace import Workspace
 
-from ..checks import scrub
 from ..kit import Exercise, Mistake
+from ..seams import MOVED, Seam
 from ..words import say
 
 
@@ -123,7 +119,6 @@ class Answered:
         return self.shown
 
 
-MOVED = Answered("os.getcwd() moved (the check set it back)", ("moved",))
 UNTYPED = Answered("parameters without \"type\": \"object\": the OpenAI API refuses the request",
                    ("untyped",))
 UNDESCRIBED = Answered("no description: the model is not told what the tool does",
@@ -131,83 +126,51 @@ UNDESCRIBED = Answered("no description: the model is not told what the tool does
 NOT_FOUND = re.compile(r"no such file|not found|not exist|missing|FileNotFound", re.I)
 
 
-def _answered(root: Path, event: ToolCallFinished, raised: list[Exception]) -> Answered:
-    result = scrub(event.result, {root: "."})  # a temporary folder, shown as "."
+def _put_to_work(CountLines, folders: list[dict], steps: list[tuple]) -> list:
+    """One instance of the answer serves an agent in each folder (a real temporary one): each
+    step, a call its scripted model makes, or a line added to a file. What the model read of
+    each call, after what is wrong with the tool itself; and a move of os.getcwd()."""
+    with Seam(*folders, ends=()) as seam:
+        tool = seam.spy(CountLines(), "run")
+        if getattr(type(tool), "run", None) is Tool.run:  # the stub's: "not implemented yet"
+            raise NotImplementedError
+        parameters = tool.parameters if isinstance(tool.parameters, dict) else {}
+        seen = [note for note, fine in ((UNTYPED, parameters.get("type") == "object"),
+                                        (UNDESCRIBED, isinstance(tool.description, str)
+                                         and tool.description.strip())) if not fine]
+        agents = []
+        for k, root in enumerate(seam.roots):  # its model: each of its calls, then an answer
+            script = [turn for j, what in steps if j == k and isinstance(what, dict)
+                      for turn in ({"tool_calls": [{"name": "count_lines", "arguments": what}]},
+                                   "Done.")]
+            agents.append(seam.agent(script, [tool], cwd=root))
+        for k, what in steps:
+            if isinstance(what, dict):
+                agents[k].chat("How many lines?")
+            else:
+                with Path(seam.roots[k], what).open("ab") as f:
+                    f.write(b"one more\n")
+    raised = [call.value for call in seam.calls if call.kind == "raised"]  # in call order
+    return seen + [_answered(event, raised, seam.said) for event in seam.events
+                   if isinstance(event, ToolCallFinished)] + seam.notes()
+
+
+def _answered(event: ToolCallFinished, raised: list[BaseException], said) -> Answered:
+    """What the model learned of one call: the result of a call that ran, a refusal by kind,
+    and of a failure whether it was a ToolError (what `raised` holds next), whether its message
+    names the path, and whether it says "directory" just when the path is one."""
+    result = said(event.result)  # a temporary folder, shown as "."
     shown = f"{event.status}: {result!r}"
     if event.status != "failed":
         return Answered(shown, (event.status, result if event.status == "ok" else ""))
     error = raised.pop(0)
     if not isinstance(error, ToolError):
         return Answered(shown, ("failed", "escaped", type(error).__name__))
-    path = str(json.loads(event.call.arguments).get("path"))
-    target = Workspace(root).resolve(path)
-    message, named = result.removeprefix("count_lines failed: "), Workspace(root).show(target)
-    said = message.replace(path, "").replace(named, "").lower()  # "missing.py" is no "missing"
-    says_directory = bool(re.search("director|folder", said)) and not NOT_FOUND.search(said)
-    return Answered(shown, ("failed", bool(message.strip()), path in message or named in message,
-                            says_directory))
-
-
-def _put_to_work(CountLines, folders: list[dict], steps: list[tuple]) -> list[Answered]:
-    """One instance of the answer serves an agent in each folder (written in a real temporary
-    one): each step, a call its scripted model makes, or a line added to a file."""
-    before = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="corecoder-ch02-") as tmp:
-        roots = [Path(tmp, str(k)) for k in range(len(folders))]
-        for root, files in zip(roots, folders, strict=True):
-            root.mkdir()
-            for name, data in files.items():
-                Path(root, name).parent.mkdir(parents=True, exist_ok=True)
-                Path(root, name).write_bytes(data)
-        try:
-            seen = _serve(CountLines, roots, steps)
-        finally:  # set back before the folder is deleted, whatever the tool did
-            moved = _cwd() != before
-            os.chdir(before)
-    return [*seen, MOVED] if moved else seen
-
-
-def _serve(CountLines, roots: list[Path], steps: list[tuple]) -> list[Answered]:
-    tool = CountLines()
-    if getattr(type(tool), "run", None) is Tool.run:  # the stub's: "not implemented yet"
-        raise NotImplementedError
-    parameters = tool.parameters if isinstance(tool.parameters, dict) else {}
-    seen = [note for note, fine in ((UNTYPED, parameters.get("type") == "object"),
-                                    (UNDESCRIBED, isinstance(tool.description, str)
-                                     and tool.description.strip())) if not fine]
-    raised, run = [], tool.run  # what each call that failed raised, in call order
-
-    def noted(ws, **args):
-        try:
-            return run(ws, **args)
-        except Exception as e:
-            raised.append(e)
-            raise
-
-    tool.run = noted
-    finished: list[tuple[Path, ToolCallFinished]] = []
-    agents = []
-    for k, root in enumerate(roots):
-        calls = [{"tool_calls": [{"name": "count_lines", "arguments": what}]}
-                 for j, what in steps if j == k and isinstance(what, dict)]
-        agents.append(Agent(ScriptedLLM([turn for call in calls for turn in (call, "Done.")]),
-                            [tool], cwd=root))
-        agents[-1].subscribe(lambda e, root=root: isinstance(e, ToolCallFinished)
-                             and finished.append((root, e)))
-    for k, what in steps:
-        if isinstance(what, dict):
-            agents[k].chat("How many lines?")
-        else:
-            with Path(roots[k], what).open("ab") as f:
-                f.write(b"one more\n")
-    return seen + [_answered(root, event, raised) for root, event in finished]
-
-
-def _cwd() -> str | None:
-    try:
-        return os.getcwd()
-    except OSError:  # a working directory that was deleted
-        return None
+    path = str(json.loads(event.call.arguments).get("path"))  # as named: a.py, src/app.py
+    message = result.removeprefix("count_lines failed: ")
+    rest = message.replace(path, "").lower()  # "missing.py" is no "missing"
+    says_directory = bool(re.search("director|folder", rest)) and not NOT_FOUND.search(rest)
+    return Answered(shown, ("failed", bool(message.strip()), path in message, says_directory))
 
 
 def _tool_inputs():
@@ -326,7 +289,7 @@ CHDIR = ("the tool changed the process's working directory (os.chdir), which eve
          "在笔记本里它也是内核的工作目录；改用 ws.resolve(path) 解析路径")
 
 
-def _tool_diagnose(args, got: list[Answered], wanted: list[Answered]) -> str | None:
+def _tool_diagnose(args, got: list, wanted: list) -> str | None:
     """Why the calls came to something else, from the first call that did: what no mistake
     says alone (several mistakes at once, an exception that escaped run, a message)."""
     if MOVED in got and MOVED not in wanted:
@@ -355,7 +318,7 @@ def _tool_diagnose(args, got: list[Answered], wanted: list[Answered]) -> str | N
 
 TOOL = Exercise(
     "ch02.tool", CountLines, _tool_inputs, _tool_call, examples=_tool_examples(),
-    run=_put_to_work, show=lambda seen: "; ".join(map(repr, seen)), diagnose=_tool_diagnose,
+    run=_put_to_work, show=lambda seen: "; ".join(map(str, seen)), diagnose=_tool_diagnose,
     max_examples=60,
     domain=("one or two folders of files (CRLF, form feeds, no final newline, bytes that are not "
             "UTF-8), and calls on files, directories, names that are not there, with bad "

@@ -12,13 +12,14 @@ an error and draws its own jitter, `cost_of` takes no unknown price. So each ref
 notebook's solution, which computes what the engine computes; its known mistakes are one line of
 it written wrong.
 
-`ch03.assemble` draws streams in every dialect of QUIRKS, from servers that send no ids (or
-empty ones), and with the chunks of parallel calls interleaved. Arguments are JSON objects, flat
-or nested, minified or not, with text in any script (escaped, "\\u4e2d", or not), cut anywhere:
-inside a key, a string, an escape; now and then at a fixed width, so that a run of one character
-comes in equal slices. Once the answer is right on them, it is plugged into a real `Agent`, whose
-model streams its tool calls in each dialect and puts them back together with it, beside the same
-script played by ScriptedLLM: the two histories must be equal (the chapter's claim).
+`ch03.assemble` draws streams in every dialect of QUIRKS, from servers that send no ids (or empty
+ones), and with the chunks of parallel calls interleaved. Arguments are JSON objects, flat or
+nested, minified or not, with text in any script (escaped, "\\u4e2d", or not), cut anywhere: inside
+a key, a string, an escape; now and then at a fixed width, so that a run of one character comes in
+equal slices. Once the answer is right on them, it is plugged into a real `Agent` (the harness of
+seams.py), whose model streams its tool calls in each dialect and puts them back together with it,
+beside the same script played by ScriptedLLM: the two histories must be equal (the chapter's
+claim).
 
 `ch03.retry_delay` draws every status from 400 to 599 and some outside, attempts from 1 to past
 max_attempts (given or not), a Retry-After of none, 0, a fraction, past the cap or infinite, and
@@ -31,20 +32,19 @@ from __future__ import annotations
 import json
 import math
 import numbers
-import tempfile
 from decimal import Decimal
 from pathlib import Path
 
-from corecoder.agent import Agent
 from corecoder.cli.pricing import Price
 from corecoder.messages import Reply, ToolCall, Usage
-from corecoder.scripted import FunctionLLM, ScriptedLLM, parse_turn
+from corecoder.scripted import parse_turn
 from corecoder.stream import _is_json
 from corecoder.testing.serve import QUIRKS, tool_call_deltas
 from corecoder.tools import ReadFile
 
 from ..checks import EXPECTED, GOT, Hint, describe, hint, raised, shown, then
 from ..kit import Exercise, Mistake
+from ..seams import Seam
 from ..words import say
 
 
@@ -265,11 +265,8 @@ class _ThenInAnAgent(Exercise):
 
     def __call__(self, answer, tries: int = 1) -> None:
         super().__call__(answer, tries)
-        with tempfile.TemporaryDirectory(prefix="corecoder-ch03-") as folder:
-            for name, text in AGENT_FILES.items():
-                Path(folder, name).write_text(text, encoding="utf-8")
-            for quirk in QUIRKS:
-                _through_an_agent(answer, quirk, Path(folder))
+        for quirk in QUIRKS:
+            _through_an_agent(answer, quirk)
 
 
 ASSEMBLE = _ThenInAnAgent(
@@ -368,7 +365,8 @@ AGENT_SCRIPT = [
 ]
 
 
-def _through_an_agent(assemble, quirk: str, folder: Path) -> None:
+def _through_an_agent(assemble, quirk: str, folder: Path | None = None) -> None:
+    """Both agents in `folder` (a fresh one holding AGENT_FILES, unless one is given)."""
     replies = [parse_turn(turn, i) for i, turn in enumerate(AGENT_SCRIPT)]
 
     def model(messages, tools) -> Reply:
@@ -376,18 +374,17 @@ def _through_an_agent(assemble, quirk: str, folder: Path) -> None:
         calls = assemble(tool_call_deltas(reply, quirk)) if reply.tool_calls else []
         return Reply(reply.text, [ToolCall(c.id, c.name, c.arguments) for c in calls])
 
-    fake, mine = (Agent(llm, [ReadFile()], cwd=folder)
-                  for llm in (ScriptedLLM(AGENT_SCRIPT), FunctionLLM(model)))
-    fake.chat("Why is mean wrong?")
+    with Seam(AGENT_FILES) as seam:
+        fake, mine = (seam.agent(llm, [ReadFile()], cwd=folder) for llm in (AGENT_SCRIPT, model))
+        fake.chat("Why is mean wrong?")
+        mine.chat("Why is mean wrong?")
     given = say(f"a real Agent whose model streams its tool calls in the {quirk} dialect and "
                 "puts them back together with your assemble; the model asks for two reads, "
                 "then answers",
                 f"一个真实的 Agent，它的模型以 {quirk} 方言流式发送工具调用，再用你的 assemble "
                 "拼装回来；模型先请求读两个文件，然后回答")
-    try:
-        mine.chat("Why is mean wrong?")
-    except (Exception, KeyboardInterrupt, SystemExit) as e:
-        raise Hint(f"{given}\n{raised(e)}") from None
+    if seam.error:
+        raise Hint(f"{given}\n{raised(seam.error)}")
     if mine.messages != fake.messages:
         why = say("the same script, played by ScriptedLLM, gives the history above; yours must "
                   "be the same, call for call",

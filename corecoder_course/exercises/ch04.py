@@ -18,14 +18,15 @@ written wrong. A cut no mistake explains is judged by what it does to the histor
 either way, on texts made of fragments of every kind the chapter names (English, code, minified
 JSON, Chinese, Japanese mostly in kana, Korean, Russian, whitespace, symbols, emoji).
 
-`ch04.policy` runs the learner's class as the context policy of a real `Agent` (`run`): one to
-five chats, each a round of parallel reads (now and then a todo list written, or a move to
-another folder, so state notes come in) then an answer, and one call more as the agent makes it
-when the provider says a request is too long (overflow=True). What it compares, beside the
-chapter's own KeepLastTurns, is what each call of `prepare` did: the list itself, which tail of
-it, a copy, a list that is no tail, a list changed in place, or how the run ended (the model, a
-FunctionLLM, refuses a request the API would refuse: a 400). On overflow any shorter tail from
-where a turn begins passes, as the agent takes any such cut.
+`ch04.policy` runs the learner's class as the context policy of a real `Agent` (`run`, on the
+seam harness of seams.py): one to five chats, each a round of parallel reads (now and then a
+todo list written, or a move to another folder, so state notes come in) then an answer, and one
+call more as the agent makes it when the provider says a request is too long (overflow=True).
+What it compares, beside the chapter's own KeepLastTurns, is what each call of `prepare` did
+(the harness spies on it): the list itself, which tail of it, a copy, a list that is no tail, a
+list changed in place, or how the run ended (the scripted model refuses a request the API would
+refuse: a 400). On overflow any shorter tail from where a turn begins passes, as the agent takes
+any such cut.
 
 What a hint shows is the same every run: memory addresses and the temporary folder (shown as
 ".") are scrubbed from it.
@@ -33,12 +34,8 @@ What a hint shows is the same every run: memory addresses and the temporary fold
 
 from __future__ import annotations
 
-import copy
 import json
-import tempfile
-from pathlib import Path
 
-from corecoder.agent import Agent
 from corecoder.context import turn_start
 from corecoder.messages import (
     STATE_NOTE,
@@ -50,15 +47,15 @@ from corecoder.messages import (
     tool_result,
     user,
 )
-from corecoder.scripted import FunctionLLM
 from corecoder.tokens import text_tokens
 from corecoder.tool import Tool
 from corecoder.tools import ReadFile
 from corecoder.tools.todo import TodoWrite
 from corecoder.workspace import Workspace
 
-from ..checks import case, describe, error_of, shown, then
+from ..checks import case, describe, shown, then
 from ..kit import Exercise, Mistake
+from ..seams import Seam
 from ..words import say
 
 
@@ -340,15 +337,19 @@ class KeepLastTurns:
         return messages[starts[-self.n]:]
 
 
-def _did(given: list[dict], handed: list[dict], result, overflow: bool) -> str:
-    """What one call of prepare did, in words: the list itself, a tail of it, or what else.
-    On overflow any tail from a turn start that keeps the latest user message will do."""
+def _did(call) -> str | None:
+    """What one call of prepare did, in words, as it returns (None if it raised: how the run
+    ended says it): the list itself, a tail of it, or what else. On overflow any tail from a
+    turn start that keeps the latest user message will do."""
+    if call.kind == "raised":
+        return None
+    given, result, overflow = call.given[0], call.value, bool(call.args[1:] or call.kwargs)
     users = [i for i, m in enumerate(given) if m["role"] == "user" and not is_state_note(m)]
     head = (f"{len(given)} message{'s' * (len(given) != 1)}, {len(users)} user "
             f"turn{'s' * (len(users) != 1)}" + (", overflow" if overflow else ""))
-    if handed != given:
+    if call.changed:
         return f"{head}: changed the list it was given"
-    if result is handed:
+    if result is call.args[0]:
         return f"{head}: the list itself"
     if not isinstance(result, list):
         return f"{head}: {type(result).__name__}, not a list"
@@ -366,18 +367,6 @@ def _chats(KeepLastTurns, n: int, chats: list[tuple]) -> list[str]:
     then one call as the agent makes it when the provider says a request is too long. What
     each call of prepare did, call by call, and how the run ended if it ended early (a request
     the API would refuse, an error)."""
-    seen = []
-
-    class Watched:
-        def attach(self, agent):
-            policy.attach(agent)
-
-        def prepare(self, messages, *args, **kwargs):
-            given = copy.deepcopy(messages)
-            result = policy.prepare(messages, *args, **kwargs)
-            seen.append(_did(given, messages, result, overflow=bool(args or kwargs)))
-            return result
-
     replies = []
     for _, reads, todo, move in chats:
         calls = [{"name": "read_file", "arguments": {"path": name}} for name in reads]
@@ -385,24 +374,13 @@ def _chats(KeepLastTurns, n: int, chats: list[tuple]) -> list[str]:
             {"content": todo, "status": "in_progress"}]}}] if todo else []
         calls += [{"name": "change_dir", "arguments": {"path": FOLDER}}] if move else []
         replies += [{"tool_calls": calls}, "Done."] if calls else ["Done."]
-    with tempfile.TemporaryDirectory(prefix="corecoder-ch04-") as tmp:
-        for where in (Path(tmp), Path(tmp, FOLDER)):
-            where.mkdir(exist_ok=True)
-            for name, text in FILES.items():
-                (where / name).write_text(text, encoding="utf-8")
-        turns = iter(replies)
-        try:
-            policy = KeepLastTurns(n)
-            agent = Agent(FunctionLLM(lambda messages, tools: next(turns)),
-                          [ReadFile(), TodoWrite(), ChangeDir()], cwd=tmp, context=Watched())
-            for ask, *_ in chats:
-                agent.chat(ask)
-            agent.context.prepare(agent.messages, overflow=True)
-        except NotImplementedError:
-            raise
-        except Exception as e:  # the run ended early: how is part of what was seen
-            seen.append(f"the run ended: {error_of(e, {Path(tmp): '.'})}")
-    return seen
+    with Seam(FILES | {f"{FOLDER}/{name}": text for name, text in FILES.items()}) as seam:
+        policy = seam.spy(KeepLastTurns(n), "prepare", _did)
+        agent = seam.agent(replies, [ReadFile(), TodoWrite(), ChangeDir()], context=policy)
+        for ask, *_ in chats:
+            agent.chat(ask)
+        agent.context.prepare(agent.messages, overflow=True)
+    return [did for did in seam.calls if did] + seam.notes()
 
 
 def _policy_inputs():

@@ -26,24 +26,23 @@ text of a path it cannot resolve). A key is shown with the folders' names (W/a.t
 every run; an answer that moves the process's working directory or the workspace is stopped
 with `Moved`.
 
-`ch05.executor` plugs the executor into a real `Agent` whose scripted model asks, one reply a
-round, for a batch of calls of every kind: reads (`look`, read-only, which waits until every
-other read of its round is running too), writes (`append`, mutating, which appends its tag to a
-log), calls that fail, a call of a tool that does not exist, one with bad arguments, and a
-Ctrl+C pressed inside a write. The chapter's rule is checked as it is stated: the outcome (each
-call's result, the log, how the run ended) must equal that of the same calls run in order,
-`run_in_order`, in another agent; and how the calls ran is watched: the reads met, no two writes
-ran at once, every call admitted first (the gate asked in the executor's thread, once each, in
-call order, before any call ran there), each run once through `perform`. An overlap is forced,
-never timed: a read waits (1 s at most) for the others, unless it runs in the executor's own
-thread with no other read running (then none can come); the first write off the executor's
-thread waits (0.4 s at most) for another write to start; a run waits at most once for each, so
-a right answer waits for nothing but a pool of one writer, and a wrong one at most 1.4 s (under
-the kit's 2 s: a loaded machine gets room, not a wrong verdict). After
-a Ctrl+C only what is sure is compared: the results of the calls that are not reads of its
-round, the calls before it, and the log written before it. What a run shows is an `Outcome`:
-what differs from the sequence and what went wrong in how the calls ran, none for a right
-answer.
+`ch05.executor` plugs the executor into a real `Agent` (the harness of seams.py) whose scripted
+model asks, one reply a round, for a batch of calls of every kind: reads (`look`, read-only, which
+waits until every other read of its round is running too), writes (`append`, mutating, which
+appends its tag to a log), calls that fail, a call of a tool that does not exist, one with bad
+arguments, and a Ctrl+C pressed inside a write. The chapter's rule is checked as it is stated: the
+outcome (each call's result, the log, how the run ended) must equal that of the same calls run in
+order, `run_in_order`, in another agent; and how the calls ran is watched: the reads met, no two
+writes ran at once, every call admitted first (the gate asked in the executor's thread, once each,
+in call order, before any call ran there), each run once through `perform`. An overlap is forced,
+never timed: a read waits (1 s at most) for the others, unless it runs in the executor's own thread
+with no other read running (then none can come); the first write off the executor's thread waits
+(0.4 s at most) for another write to start; a run waits at most once for each, so a right answer
+waits for nothing but a pool of one writer, and a wrong one at most 1.4 s (under the kit's 2 s: a
+loaded machine gets room, not a wrong verdict). After a Ctrl+C only what is sure is compared: the
+results of the calls that are not reads of its round, the calls before it, and the log written
+before it. What a run shows is an `Outcome`: what differs from the sequence and what went wrong in
+how the calls ran, none for a right answer.
 """
 
 from __future__ import annotations
@@ -56,15 +55,14 @@ from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from corecoder.agent import Agent
 from corecoder.calls import Gate, admit, perform, run_in_order
 from corecoder.events import ToolCallStarted
-from corecoder.scripted import ScriptedLLM
 from corecoder.tool import Tool, ToolError
 from corecoder.workspace import Workspace
 
 from ..checks import scrub, then
 from ..kit import Exercise, Mistake
+from ..seams import Seam
 from ..words import say
 
 # --- ch05.merge --------------------------------------------------------------------------
@@ -303,17 +301,14 @@ class Step(Tool):
 def _play(executor, rounds: tuple, watched: bool = True) -> tuple[dict, str, _Watch]:
     """The script run by a real Agent with `executor`: each call's result, how it ended."""
     watch = _Watch(rounds, watched)
-    agent = Agent(ScriptedLLM([*watch.script, "Done."]),
-                  [Step(watch, "look", False), Step(watch, "append", True)],
-                  cwd=tempfile.gettempdir(), executor=executor, gates=[watch])
-    agent.subscribe(watch)
-    ended = "answered"
-    try:
+    with Seam(ends=(KeyboardInterrupt,)) as seam:  # the tools touch no file: no folder
+        agent = seam.agent([*watch.script, "Done."], [Step(watch, "look", False),
+                                                     Step(watch, "append", True)],
+                           cwd=tempfile.gettempdir(), executor=executor, gates=[watch])
+        agent.subscribe(watch)
         agent.chat("Look, and write.")
-    except KeyboardInterrupt:
-        ended = "KeyboardInterrupt"
     return {m["tool_call_id"]: m["content"] for m in agent.messages if m["role"] == "tool"}, \
-        ended, watch
+        type(seam.error).__name__ if seam.error else "answered", watch
 
 
 class Outcome(tuple):
@@ -539,13 +534,9 @@ def _in_folders(answer, cwd: str, path: str, absolute: bool):
     """The answer's key for `path`, in a workspace whose cwd is W/`cwd`, while the process
     works in P, the folder that holds W: made anew (a temporary folder), and shown with the
     folders' names."""
-    here = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="corecoder-ch05-") as tmp:
-        process = Path(tmp).resolve()
+    with Seam({f"W/{name}": name for name in FILES}, ends=()) as seam:  # it sets os.getcwd() back
+        process = seam.roots[0].resolve()
         folder = process / "W"
-        for name in FILES:
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            (folder / name).write_text(name, encoding="utf-8")
         for name, target in LINKS.items():
             with contextlib.suppress(OSError):  # no links here (Windows without the right)
                 (folder / name).symlink_to(str(folder) + target if target[0] == "/" else target,
@@ -560,9 +551,7 @@ def _in_folders(answer, cwd: str, path: str, absolute: bool):
             if isinstance(getattr(error, "filename", None), str):
                 error.filename = scrub(error.filename, places)
             raise
-        finally:
-            moved = os.getcwd()
-            os.chdir(here)
+        moved = os.getcwd()
         moves = [f"os.getcwd() == {moved!r}"] * (Path(moved) != process) + [
             f"workspace.cwd == {workspace.cwd!r}"] * (workspace.cwd != before)
         if moves:
