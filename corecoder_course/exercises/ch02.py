@@ -268,7 +268,7 @@ STRING = (SCHEMA[0] + "Give path \"type\": \"string\" in \"properties\": a numbe
 TELL = ("raise ToolError with a sentence the model can act on, naming the path, and telling a "
         "directory (\"src is a directory; count_lines counts the lines of one file\": it picks a "
         "file inside) from a file that is not there (\"no such file: missing.py\")",
-        "抛出 ToolError，写一句模型能照着做的话，说出是哪个路径，并且把目录"
+        "抛出 ToolError，写一句模型看了就知道下一步怎么做的话，说出是哪个路径，并且把目录"
         "（\"src is a directory; count_lines counts the lines of one file\"：模型会在里面挑一个"
         "文件）和不存在的文件（\"no such file: missing.py\"）区分开")
 MESSAGE = ("a directory or a missing file is a failure the model must hear of: " + TELL[0],
@@ -502,7 +502,8 @@ MANY = ("one place must be one: when old occurs more than once, refuse with Tool
         "many times and the lines the places start on, counted from 1 as read_file numbers them "
         "(lines_of(text, places)), so the model can add context",
         "位置必须唯一：old 出现不止一次时，就抛出 ToolError 拒绝，说出出现了几次，以及各处起始的"
-        "行号，像 read_file 那样从 1 开始数（lines_of(text, places)），模型才能补上周围的代码")
+        "行号，像 read_file 那样从 1 开始数（lines_of(text, places)），模型才能在 old 里"
+        "多带上几行上下文")
 CRLF = ("a place that starts or ends between the \\r and the \\n of a CRLF is no place: an edit "
         "there would leave a stray CR or LF. whole_line_breaks(text, places) drops such places",
         "在 CRLF 的 \\r 和 \\n 之间开始或结束的位置无效：在那里编辑会留下一个落单的 CR 或 LF。"
@@ -528,7 +529,7 @@ UNIQUE_PLACE = Exercise(
           "lines they start on (lines_of)",
           "找出 old 出现的每一处，重叠的也算，再去掉切开 CRLF 的位置（whole_line_breaks）；"
           "只有一处时返回它的 (start, end)，使 text[start:end] == old；否则抛出 ToolError："
-          "说明没有找到 old，或者说出有几处、各处起始的行（lines_of）"),
+          "说明没有找到 old，或者说出有几处、各处起始的行号（lines_of）"),
     shape=("places, start = [], text.find(old); while start != -1: append (start, start + "
            "len(old), \"\"), start = text.find(old, start + 1); then whole_line_breaks; then "
            "refuse none or several, or return places[0][:2]",
@@ -540,7 +541,7 @@ UNIQUE_PLACE = Exercise(
             "overlapping occurrences count: \"aa\" is in \"aaa\" at 0 and at 1. str.count and "
             "str.replace skip overlaps; search again from one past each start",
             "重叠的匹配也算：\"aa\" 在 \"aaa\" 的 0 和 1 处都出现了。str.count 和 str.replace "
-            "不算重叠的；每找到一处，从它的起点加一的地方接着找")),
+            "会跳过重叠的匹配；每找到一处，就从这一处起点的下一个字符接着找")),
         Mistake("if len(places) > 1:", "if False:", MANY),
         Mistake("occurs {len(places)} times", "occurs more than once", MANY),
         Mistake("lines_of(text, places)",
@@ -638,7 +639,7 @@ NUMBERED = ("each line is f\"{n:>6}\\t{line}\", as read_file shows it: its own l
             "（offset 从 1 开始数：第 n 行是 lines[n - 1]），右对齐占 6 列，后面跟一个制表符")
 ENDS = ("the window reaches the file's last line when last == len(lines): only then say "
         "\"(end of file, N lines)\"; else \"(lines A-B of N; use offset=B+1 to read on)\"",
-        "只有 last == len(lines)，窗口到了文件的最后一行，才写 \"(end of file, N lines)\"；"
+        "只有 last == len(lines)（即窗口到了文件的最后一行）时，才写 \"(end of file, N lines)\"；"
         "否则写 \"(lines A-B of N; use offset=B+1 to read on)\"")
 PAST_END = ("an offset past the end is the model's mistake to fix: raise ToolError saying how many "
             "lines the file has (any other exception reads as a bug in the tool, and an empty "
@@ -652,7 +653,7 @@ WINDOW = Exercise(
     run=refusing(lambda message, *args: bool(message.strip())), diagnose=_window_diagnose,
     domain=("lists of up to a dozen lines (empty ones, tabs, a lone CR, other scripts), with "
             "offsets and limits from 1 to past the end",
-            "至多十来行的列表（空行、制表符、单独的 CR、各种文字），offset 和 limit 从 1 "
+            "最多 12 行的列表（空行、制表符、单独的 CR、各种文字），offset 和 limit 从 1 "
             "一直到超过结尾"),
     examples=[(SHORT, 1, 2000), (STATS, 1, 5), (STATS, 6, 4), (STATS, 9, 3), (STATS, 9, 4),
               (STATS, 10, 50), (["print('hi')"], 1, 10), (SHORT, 9, 10), (SHORT, 4, 10)],
@@ -705,7 +706,7 @@ WINDOW = Exercise(
                     "say why: the offset is past the end, and how many lines the file has, so "
                     "that the model can ask for a window that is there (an empty message leaves "
                     "it guessing)",
-                    "说明原因：offset 超过了文件结尾，文件有多少行。这样模型才能改为请求一个"
+                    "说明原因：offset 超过了文件结尾，文件一共有多少行；这样模型才能改为请求一个"
                     "存在的窗口（空消息只会让它去猜）")),
     ],
 )

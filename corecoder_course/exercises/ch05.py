@@ -139,7 +139,7 @@ MERGE = Exercise(
             "compare each one with start, and keep the last that differs",
             "最后一个分叉不一定就是智能体所在的地方：没有执行 `cd` 的调用，结束时还在这批调用"
             "开始的地方 start，它什么也不改变。取 forks[-1]，或者拿每个分叉和它前一个分叉比，"
-            "都会让这样的调用撤销前面某个调用的 `cd`（依次运行时，先 `cd a` 再 `pwd`，智能体"
+            "都会让这样的调用抵消前面某个调用的 `cd`（依次运行时，先 `cd a` 再 `pwd`，智能体"
             "留在 a）。每个分叉都是从 start 开始的：拿每个分叉和 start 比，留下最后一个不同的")),
         Mistake("return where", "return forks[-1]", (
             "the last fork is not where the agent is: a call that did not `cd` ended at start "
@@ -378,7 +378,7 @@ def _admission(watch: _Watch) -> list[str]:
 ADMISSION = {  # what went wrong, as the outcome says it
     "thread": ("the gate was asked in another thread than the executor's: consent questions "
                "from two threads at once would interleave",
-               "关卡是在执行器以外的线程里被问到的：两个线程同时问授权确认，问题会交错在一起"),
+               "询问关卡的是执行器以外的线程：两个线程同时问授权确认，问题会交错在一起"),
     "order": ("the gate was not asked about each call once, in call order, as the user answers",
               "关卡不是按调用顺序、对每个调用各问一次（用户是按这个顺序回答的）"),
     "late": ("a call ran before the gate was asked about every call: a no to a later call would "
@@ -394,7 +394,7 @@ def _executor_diagnose(args: tuple, got: Outcome, wanted: Outcome) -> str | None
         return say("a Ctrl+C pressed while a call runs (KeyboardInterrupt) must reach the agent, "
                    "which stops the turn and answers every call left: don't catch it",
                    "调用运行时按下的 Ctrl+C（KeyboardInterrupt）必须传到智能体那里，由它停下这次"
-                   "对话、回应剩下的每个调用：不要接住它")
+                   "对话、回应剩下的每个调用：不要捕获它")
     if "unanswered" in dict(got):
         return then(say("an executor fills the dict it is given, before it returns; what it "
                         "returns is ignored. ",
@@ -416,7 +416,7 @@ def _executor_call(args: tuple) -> str:
         f"一个 Agent 用你的执行器运行它的调用；它的模型每轮回复一次，请求这些调用：\n{rounds}\n"
         f"然后给出回答。look 是只读工具：它会等（最多 {MEET_SECONDS:g} 秒）同一轮里其他每个 "
         "look 也运行起来；append 是修改类工具：它把自己的 tag 追加到日志里；fail=True 让调用"
-        "失败，ctrl_c=True 表示这个调用运行时按下了 Ctrl+C；lookup 根本不是工具。同样这些调用"
+        "失败，ctrl_c=True 表示这个调用运行时按下了 Ctrl+C；并没有叫 lookup 的工具。同样这些调用"
         "还会在另一个智能体里依次运行一遍")
 
 
@@ -487,7 +487,7 @@ EXECUTOR = Exercise(
                     "reads that come next to each other: writes may stand between them",
                     "只读调用从来没有同时运行过：前一个结束了，后一个才开始。要把这一批"
                     "里所有只读的调用放进线程池同时运行（每个都 pool.submit），不要一个接一个地"
-                    "运行，也不要只把挨在一起的只读调用放在一起：它们之间可能隔着写操作")),
+                    "运行，也不要只让相邻的只读调用并行：它们之间可能隔着写操作")),
         Mistake("job.tool is not None and not job.tool.mutating", "not job.tool.mutating", (
             "a call of a tool that does not exist gets a Job whose tool is None and whose "
             "refusal is its whole result. Don't read job.tool.mutating when job.tool is None: "
@@ -499,7 +499,7 @@ EXECUTOR = Exercise(
             "a result is text, what the model reads: the text perform returns (a Future's "
             ".result(), not the Future; not the Job admit made)",
             "结果是文本，是给模型读的：是 perform 返回的文本（Future 要取 .result()，"
-            "不是 Future 本身；也不是 admit 做出的 Job）")),
+            "不是 Future 本身；也不是 admit 返回的 Job）")),
         Mistake("if job.call.id not in running:", "if True:", (
             "a read ran twice: run each job once, either in the pool (a read) or in order (the "
             "others), never both. A write that runs twice writes twice",
@@ -659,8 +659,8 @@ LOCK_KEY = Exercise(
                     "shared by every thread, so calls running at the same time would move each "
                     "other, and by every agent in the process. Join the path to workspace.cwd "
                     "instead: workspace.cwd / path",
-                    "file_key 不能改变进程的工作目录（os.chdir）：它被所有线程共用，同时运行的"
-                    "调用会互相挪动对方；进程里的每个智能体也都共用它。改成把路径接在 "
+                    "file_key 不能改变进程的工作目录（os.chdir）：所有线程共用这个目录，同时运行的"
+                    "调用会把彼此挪走；进程里的每个智能体也都共用它。改成把路径接在 "
                     "workspace.cwd 后面：workspace.cwd / path")),
     ],
 )
