@@ -653,7 +653,7 @@ WINDOW = Exercise(
     run=refusing(lambda message, *args: bool(message.strip())), diagnose=_window_diagnose,
     domain=("lists of up to a dozen lines (empty ones, tabs, a lone CR, other scripts), with "
             "offsets and limits from 1 to past the end",
-            "最多 12 行的列表（空行、制表符、单独的 CR、各种文字），offset 和 limit 从 1 "
+            "至多十来行的列表（空行、制表符、单独的 CR、各种文字），offset 和 limit 从 1 "
             "一直到超过结尾"),
     examples=[(SHORT, 1, 2000), (STATS, 1, 5), (STATS, 6, 4), (STATS, 9, 3), (STATS, 9, 4),
               (STATS, 10, 50), (["print('hi')"], 1, 10), (SHORT, 9, 10), (SHORT, 4, 10)],
