@@ -1,12 +1,46 @@
 """Fixtures shared by the whole suite: a home of its own, a check on the processes it starts, and a real
-browser."""
+browser; and which tests must share a worker when the suite runs on parallel workers."""
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+# Which tests must run in the same worker when the suite runs on parallel workers (pytest-xdist):
+# every run of a chapter (nbval in each language, the run from the repository root) writes the same
+# scratch folder, notebooks/.work/<chapter>; the student edition is built once for its tests; and
+# these modules build something once for all their tests (the site, JupyterLab, the benchmarks).
+CHAPTER = re.compile(r"notebooks/(\d\d-[\w-]+?)(?:\.zh)?\.ipynb::"
+                     r"|::test_a_chapter_run_from_the_repository_root_prints_the_same\[(\d\d-[\w-]+)\]")
+BUILT_ONCE = ("test_site.py", "test_jupyterlab.py", "test_benchmarks.py")
+
+
+def shared_by(nodeid: str) -> str:
+    """The unit a test is scheduled in: its chapter, its module, or the test alone."""
+    chapter = CHAPTER.search(nodeid)
+    if chapter:
+        return "chapter " + (chapter[1] or chapter[2])
+    if "student_edition" in nodeid:
+        return "the student edition"
+    module = nodeid.split("::", 1)[0]
+    return module if module.endswith(BUILT_ONCE) else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Tests one by one to whichever worker is free, but a unit of `shared_by` to one worker, in
+    order. (By the test's id, which the controller has, not by a mark: the controller collects
+    nothing itself.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Shared(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return shared_by(nodeid)
+
+    return Shared(config, log)
 
 
 def listing(folder: Path) -> dict[str, tuple[int, int]]:

@@ -72,9 +72,11 @@ def results(agent) -> list[str]:
 
 
 def environment(server: ScriptServer | None, home: Path, **extra) -> dict:
-    """The machine's environment without any model settings, then ours: no real key can leak in."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "CORECODER_")) and not k.endswith("_API_KEY")}
+    """The machine's environment without any model settings, then ours: no real key can leak in.
+    Nor a terminal size: parallel test workers set COLUMNS=80, which would outvote the size of a
+    pseudo-terminal a test opens."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")
+           and not k.startswith(("OPENAI_", "CORECODER_")) and not k.endswith("_API_KEY")}
     env.update(CORECODER_HOME=str(home), **extra)
     if server is not None:
         env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="x", CORECODER_MODEL="scripted")

@@ -1018,16 +1018,6 @@ def window(lines, offset, limit):  # off by one: "end of file" for a window that
         return "\\n".join([*shown, f"(end of file, {size})"])
     return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last + 1} to read on)"])
 """, """
-def window(lines, offset, limit):  # "use offset={last}": the model reads the last line shown again
-    if offset > len(lines):
-        raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")
-    last = min(offset + limit - 1, len(lines))
-    shown = [f"{n:>6}\\t{lines[n - 1]}" for n in range(offset, last + 1)]
-    if last == len(lines):
-        size = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
-        return "\\n".join([*shown, f"(end of file, {size})"])
-    return "\\n".join([*shown, f"(lines {offset}-{last} of {len(lines)}; use offset={last} to read on)"])
-""", """
 def window(lines, offset, limit):  # numbers every window from 1, whatever its offset
     if offset > len(lines):
         raise ToolError(f"offset {offset} is past the end: the file has {len(lines)} lines")

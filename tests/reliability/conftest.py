@@ -6,6 +6,10 @@ trials (it may `record_property("passed", k)` before failing, so the table shows
 and a Hypothesis test counts its max_examples. The table holds counts only (no timings, dates or
 paths), so a run that changes nothing leaves the file as it was. A partial run (-k, one file, -x,
 Ctrl+C) writes nothing: its counts would not be the suite's.
+
+Under parallel workers (pytest-xdist) each worker runs a share of the tests: a test's row and cases
+travel with its reports (as user properties), and only the controller, which sees every report and
+the list of every test collected, writes the table.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ RESULTS = HERE / "RESULTS.md"
 
 class _Tally:
     def __init__(self):
-        self.items: dict[str, tuple[str, int]] = {}  # nodeid -> (row, cases), in collection order
+        self.collected: list[str] = []  # the nodeids of this folder's tests, in collection order
+        self.items: dict[str, tuple[str, int]] = {}  # nodeid -> (row, cases), as reports say
         self.names: dict[str, str] = {}  # nodeid -> its name relative to this folder
         self.outcome: dict[str, str] = {}  # nodeid -> passed, failed, skipped, xfailed
         self.passed: dict[str, int] = {}  # nodeid -> cases that survived, when the test said
@@ -33,6 +38,7 @@ class _Tally:
 
 
 _tally = _Tally()
+ROW, CASES = "reliability row", "reliability cases"  # the user properties a report carries
 
 
 def pytest_configure(config):
@@ -52,6 +58,15 @@ def _cases(item) -> int:
     return settings.max_examples if settings is not None else 1
 
 
+def _is_ours(nodeid: str) -> bool:
+    return "tests/reliability/test_" in nodeid
+
+
+def _the_whole_folder(nodeids: list[str]) -> bool:
+    modules = {nodeid.split("::", 1)[0].rsplit("/", 1)[-1] for nodeid in nodeids}
+    return modules == {p.name for p in HERE.glob("test_*.py")}
+
+
 def pytest_deselected(items):
     if any(_mine(item) for item in items):
         _tally.partial = True
@@ -59,23 +74,33 @@ def pytest_deselected(items):
 
 def pytest_collection_finish(session):
     mine = [item for item in session.items if _mine(item)]
-    modules = {item.path.name for item in mine}
-    if modules != {p.name for p in HERE.glob("test_*.py")}:
-        _tally.partial = True
     for item in mine:
         marker = item.get_closest_marker("row")
         if marker is None or marker.args[0] not in ROWS:
             raise pytest.UsageError(f"{item.nodeid}: a reliability test needs @pytest.mark.row(one of {list(ROWS)})")
-        _tally.items[item.nodeid] = (marker.args[0], _cases(item))
-        _tally.names[item.nodeid] = item.nodeid.split("reliability/", 1)[-1]
+        item.user_properties += [(ROW, marker.args[0]), (CASES, _cases(item))]
+    _tally.collected = [item.nodeid for item in mine]
+    _tally.partial |= not _the_whole_folder(_tally.collected)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """The controller of parallel workers collects nothing itself: each worker tells it what it
+    collected (all the same list), after any -k or -m; those options make the run partial."""
+    options = node.config.option
+    _tally.collected = [nodeid for nodeid in ids if _is_ours(nodeid)]
+    _tally.partial |= bool(options.keyword or options.markexpr or options.deselect)
+    _tally.partial |= not _the_whole_folder(_tally.collected)
 
 
 def pytest_runtest_logreport(report):
-    if report.nodeid not in _tally.items:
+    properties = dict(report.user_properties)
+    if ROW not in properties:
         return
-    for name, value in report.user_properties:
-        if name == "passed":
-            _tally.passed[report.nodeid] = value
+    _tally.items[report.nodeid] = (properties[ROW], properties[CASES])
+    _tally.names[report.nodeid] = report.nodeid.split("reliability/", 1)[-1].split("@")[0]
+    if "passed" in properties:
+        _tally.passed[report.nodeid] = properties["passed"]
     if hasattr(report, "wasxfail"):
         _tally.outcome[report.nodeid] = "xfailed"
         _tally.reason[report.nodeid] = report.wasxfail.removeprefix("reason: ")
@@ -88,11 +113,14 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    complete = set(_tally.outcome) == set(_tally.items)
-    if _tally.partial or not _tally.items or not complete or session.config.option.collectonly:
+    if hasattr(session.config, "workerinput"):  # a worker: the controller writes the table
+        return
+    complete = _tally.collected and set(_tally.outcome) == set(_tally.collected)
+    if _tally.partial or not complete or session.config.option.collectonly:
         return
     if exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop:
         return
+    _tally.items = {nodeid: _tally.items[nodeid] for nodeid in _tally.collected}  # collection order
     table = render(_tally)
     if not RESULTS.exists():
         RESULTS.write_text(table, encoding="utf-8")
