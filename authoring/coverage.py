@@ -27,7 +27,7 @@ run: each name is assigned a literal (Python's syntax, so it may carry comments)
 Module paths are relative to `corecoder/`. `Agent` is a class taught whole, unless one
 of its methods (`Agent.run`) has an entry of its own: then `Agent` is its skeleton (its
 decorators, bases, docstring and fields) and each method needs an entry too, so a
-class may be finished in a later chapter. tests/test_coverage.py holds the tables to the
+class may be finished in a later chapter. tests/course/test_coverage.py holds the tables to the
 package, to the notebooks and to the budgets, and sync.py writes each chapter's "what's
 new" cell from its table.
 """

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corecoder_course.checks import CHECKERS, verdict
-from corecoder_course.kit import Exercise, namespace_of
+from corecoder_course.kit import Exercise, namespace_of, unshrunk
 
 from . import ROOT
 
@@ -105,7 +105,8 @@ def _killed(exercise: Exercise, mutant: Mutant) -> bool:
     kit's time limit, and failed, as a learner's would be)."""
     namespace = dict(namespace_of(exercise.reference))
     exec(compile(mutant.source, f"<mutant of {exercise.reference.__name__}>", "exec"), namespace)
-    return not verdict(exercise.name, namespace[exercise.reference.__name__])[0]
+    with unshrunk():  # killed or not is all a score asks: the smallest input would cost a third
+        return not verdict(exercise.name, namespace[exercise.reference.__name__])[0]
 
 
 @dataclass

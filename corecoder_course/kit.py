@@ -32,7 +32,9 @@ import sys
 import textwrap
 import threading
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -165,6 +167,23 @@ def _judge(exercise: Exercise, answer, tries: int) -> None:
                            "第二次调用必须给出同样的结果：两次调用之间不要留下任何状态")))
 
 
+# Whether a failing input is shrunk: for a learner it is, since the smallest input is the
+# clearest hint; a search that only asks whether an answer fails can skip it (`unshrunk`).
+_SHRINK: ContextVar[bool] = ContextVar("shrink a failing input", default=True)
+
+
+@contextmanager
+def unshrunk() -> Iterator[None]:
+    """Within this block a failing input is not shrunk: each verdict passes or fails as it
+    would, sooner, and a hint shows the first input found. For a search over many answers
+    (the mutation score, authoring/mutants.py), never for a learner."""
+    token = _SHRINK.set(False)
+    try:
+        yield
+    finally:
+        _SHRINK.reset(token)
+
+
 def _generated(exercise: Exercise, test: Callable) -> None:
     """`test` on inputs drawn from the exercise's strategy, the same ones every run; the first
     failure is shrunk to the smallest input that still fails, then raised."""
@@ -176,7 +195,8 @@ def _generated(exercise: Exercise, test: Callable) -> None:
     run = settings(max_examples=exercise.max_examples, derandomize=False, database=None,
                    deadline=None, verbosity=Verbosity.quiet, report_multiple_bugs=False,
                    suppress_health_check=list(HealthCheck),
-                   phases=(Phase.explicit, Phase.generate, Phase.shrink))
+                   phases=(Phase.explicit, Phase.generate)
+                   + ((Phase.shrink,) if _SHRINK.get() else ()))
     case = seed(zlib.crc32(exercise.name.encode()))(run(given(exercise.inputs())(test)))
     try:
         case()
@@ -215,7 +235,12 @@ def _run(exercise: Exercise, answer, args: tuple) -> tuple[str, object]:
         if armed[0]:
             raise _Hung(args)
 
+    def unheard(unraisable):  # that stop, swallowed: not printed under the learner's cell
+        if not isinstance(unraisable.exc_value, _Hung):
+            hook(unraisable)
+
     before = signal.signal(signal.SIGALRM, stop)
+    hook, sys.unraisablehook = sys.unraisablehook, unheard
     # again every 0.1 s after the first: a stop raised where Python swallows it (inside a
     # garbage collector's callback) must not let a loop that never ends run on
     signal.setitimer(signal.ITIMER_REAL, LIMIT, 0.1)
@@ -225,6 +250,7 @@ def _run(exercise: Exercise, answer, args: tuple) -> tuple[str, object]:
         armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
+        sys.unraisablehook = hook
 
 
 class _Differs(Exception):

@@ -12,10 +12,12 @@ import pytest
 # Which tests must run in the same worker when the suite runs on parallel workers (pytest-xdist):
 # every run of a chapter (nbval in each language, the run from the repository root) writes the same
 # scratch folder, notebooks/.work/<chapter>; the student edition is built once for its tests; and
-# these modules build something once for all their tests (the site, JupyterLab, the benchmarks).
+# these modules do once, in a module fixture, the work of all their tests (build the site, start
+# JupyterLab, run the benchmarks, run every trial of the round faults side by side): on three
+# workers, three times.
 CHAPTER = re.compile(r"notebooks/(\d\d-[\w-]+?)(?:\.zh)?\.ipynb::"
                      r"|::test_a_chapter_run_from_the_repository_root_prints_the_same\[(\d\d-[\w-]+)\]")
-BUILT_ONCE = ("test_site.py", "test_jupyterlab.py", "test_benchmarks.py")
+DONE_ONCE = ("test_site.py", "test_jupyterlab.py", "test_benchmarks.py", "test_round_faults.py")
 
 
 def shared_by(nodeid: str) -> str:
@@ -26,7 +28,7 @@ def shared_by(nodeid: str) -> str:
     if "student_edition" in nodeid:
         return "the student edition"
     module = nodeid.split("::", 1)[0]
-    return module if module.endswith(BUILT_ONCE) else nodeid
+    return module if module.endswith(DONE_ONCE) else nodeid
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -99,7 +101,7 @@ def browser():
 
 @pytest.fixture
 def project(tmp_path):
-    """A git project with one file: where tests/test_checkpoints.py and the undo trials work."""
+    """A git project with one file: where tests/engine/test_checkpoints.py and the undo trials work."""
     root = tmp_path / "project"
     (root / ".git").mkdir(parents=True)
     (root / "src").mkdir()

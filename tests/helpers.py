@@ -1,15 +1,22 @@
-"""Small tools for tests of the loop, each doing one predictable thing, and for tests of the
-command: a clean environment, a run of `corecoder`, a terminal read until a pattern shows."""
+"""The suite's one helper kit. For tests of the loop: small tools, each doing one predictable
+thing. For tests of the command: a clean environment, a run of `corecoder`, a terminal read until a
+pattern shows. For the reliability trials: a tree's fingerprint, and the demo task driven through
+the real client against the loopback server."""
 
 import contextlib
+import copy
+import hashlib
 import os
 import re
 import select
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from corecoder import LLM, build_agent
+from corecoder.demo import SCRIPT, TASK, copy_project
 from corecoder.testing import ScriptServer
 from corecoder.tool import Tool, ToolError
 
@@ -130,3 +137,73 @@ def terminal(cwd: Path, env: dict, *args: str):
             proc.kill()
         proc.wait()
         os.close(main)
+
+
+def fingerprint(root: Path) -> dict[str, str]:
+    """Every entry under root, links not followed: a file's hash, a link's target, or "dir"."""
+    seen = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder, name)
+            rel = str(path.relative_to(root))
+            if path.is_symlink():
+                seen[rel] = "-> " + os.readlink(path)
+            elif path.is_dir():
+                seen[rel] = "dir"
+            else:
+                seen[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return seen
+
+
+def without_ids(messages: list[dict]) -> list[dict]:
+    """The history with each tool-call id replaced by its order of appearance: two runs whose
+    scripts number their calls differently compare equal when they say the same things."""
+    names: dict[str, str] = {}
+
+    def alias(call_id: str) -> str:
+        return names.setdefault(call_id, f"call#{len(names) + 1}")
+
+    out = copy.deepcopy(messages)
+    for message in out:
+        for call in message.get("tool_calls") or []:
+            call["id"] = alias(call["id"])
+        if message["role"] == "tool":
+            message["tool_call_id"] = alias(message["tool_call_id"])
+    return out
+
+
+# The demo task (corecoder/demo), and a variant whose every tool round also reads test_stats.py:
+# two calls a round, so the dialects that number parallel calls oddly have something to get wrong.
+PARTNER = {"name": "read_file", "arguments": {"path": "test_stats.py"}}
+DEMO = [copy.deepcopy(t) for t in SCRIPT]
+PAIRED = [{**t, "tool_calls": [*t["tool_calls"], PARTNER]} if isinstance(t, dict) else t for t in DEMO]
+ROUNDS = len(DEMO)
+
+
+def as_dict(turn) -> dict:
+    return copy.deepcopy(turn) if isinstance(turn, dict) else {"text": turn}
+
+
+@dataclass
+class Run:
+    answer: str
+    messages: list[dict]
+    stats: str  # stats.py after the run: the fix
+    requests: list[dict]  # the bodies of every chat request the server received
+    sleeps: list[float]
+    events: list = field(default_factory=list)
+
+
+def run_demo(turns: list, workdir: Path, *, stream: bool = True) -> Run:
+    """The demo task, on a fresh copy of its project, through corecoder.LLM against a ScriptServer.
+    Backoff sleeps are recorded, not slept."""
+    project = copy_project(workdir)
+    sleeps: list[float] = []
+    with ScriptServer(turns) as server:
+        llm = LLM("scripted", base_url=server.base_url, api_key="x", sleep=sleeps.append, seed=1, stream=stream)
+        agent = build_agent(llm, project)
+        events: list = []
+        agent.subscribe(events.append)
+        answer = agent.chat(TASK)
+    bodies = [r["body"] for r in server.requests if r["path"].endswith("/chat/completions")]
+    return Run(answer, agent.messages, (project / "stats.py").read_text(), bodies, sleeps, events)

@@ -111,18 +111,19 @@ def test_the_suite_table_sorts_each_test_into_its_family_and_rewrites_only_its_s
     report = tmp_path / "report.xml"
     report.write_text(
         '<testsuites><testsuite>'
-        '<testcase classname="tests.test_site" name="test_pages" time="30"/>'
+        '<testcase classname="tests.course.test_site" name="test_pages" time="30"/>'
         '<testcase classname="notebooks.01-loop.ipynb" name="Cell 3" time="5"/>'
         '<testcase classname="tests.reliability.test_round_faults" name="test_a" time="10"/>'
-        '<testcase classname="tests.test_cli" name="test_b" time="4"/>'
-        '<testcase classname="tests.test_loop" name="test_c" time="1"/>'
+        '<testcase classname="tests.command.test_cli" name="test_b" time="4"/>'
+        '<testcase classname="tests.engine.test_loop" name="test_c" time="1"/>'
         '</testsuite></testsuites>', encoding="utf-8")
-    text = suite.table(suite.cases(report))
+    text = suite.table(suite.cases(report), wall=20.4)
+    assert "Wall time of the run: 20 s" in text
     assert "| browser: the site and JupyterLab | 1 | 30 | 60% |" in text
     assert "| notebooks under strict nbval | 1 | 5 | 10% |" in text
     assert "| reliability | 1 | 10 | 20% |" in text and "| the command | 1 | 4 | 8% |" in text
     assert "| engine | 1 | 1 | 2% |" in text and "| **all** | **5** | **50** | |" in text
-    assert text.index("tests/test_site.py::test_pages") < text.index("tests/test_loop.py::test_c")
+    assert text.index("tests/course/test_site.py::test_pages") < text.index("tests/engine/test_loop.py::test_c")
     readme = tmp_path / "README.md"
     readme.write_text(f"before\n{suite.BEGIN}\nold\n{suite.END}\nafter\n", encoding="utf-8")
     suite.write(text, readme)

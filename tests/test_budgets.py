@@ -5,7 +5,7 @@ no budget ever rewards deleting an explanation to make room. In the heavy module
 marked `# --- defences` line count as the hardening layer, apart from the chapter's idea. A budget may
 go down as code is simplified, never up without a reason in the commit that raises it.
 
-What a learner reads, the export cells, has budgets of its own (tests/test_coverage.py: chapters 1-6
+What a learner reads, the export cells, has budgets of its own (tests/course/test_coverage.py: chapters 1-6
 at most 1,450 net lines, 7-9 at most 650); the totals here are the engine's ceilings, hardening
 included.
 """

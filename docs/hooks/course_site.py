@@ -230,7 +230,7 @@ def chapters_table(root: Path, lang: str) -> str:
 def _unicode_heading_ids() -> None:
     """mkdocs-jupyter slugifies notebook headings to ASCII, so a Chinese heading gets id="" (no TOC links, no
     search deep links). Give it pymdownx's Unicode slugify, the one mkdocs.yml gives Markdown pages. This patches
-    two module attributes of mkdocs-jupyter 0.26 (pinned); tests/test_site.py checks the built ids."""
+    two module attributes of mkdocs-jupyter 0.26 (pinned); tests/course/test_site.py checks the built ids."""
     import markdown
     from markdown.extensions.toc import TocExtension
     from mkdocs_jupyter import convert, plugin

@@ -1,5 +1,5 @@
 """Keeps the table: every test here counts in one row of RESULTS.md (`@pytest.mark.row(name)`, names
-in kit.ROWS), and a full run of this folder rewrites the table at the end.
+in ROWS below), and a full run of this folder rewrites the table at the end.
 
 A test counts as one case, unless it says otherwise: `@pytest.mark.cases(n)` for a test that runs n
 trials (it may `record_property("passed", k)` before failing, so the table shows how many survived),
@@ -20,9 +20,89 @@ import pytest
 
 from corecoder.files import atomic_write
 
-from .kit import ROWS
-
 HERE = Path(__file__).parent
+
+# The rows of RESULTS.md, in order: the marker name a test carries -> (category, what was tried).
+ROWS = {
+    "faults": ("Provider faults at every round",
+               "429 with Retry-After, 500, 529, a stream dropped midway, an error event inside the stream; "
+               "streamed and non-streamed; before each round of the demo task"),
+    "dialects": ("Streaming dialects at every round",
+                 "every tool-call streaming quirk, on the demo task and on a variant with two calls a round"),
+    "reasoning": ("Reasoning fields at every round",
+                  "reasoning_content, reasoning, `<think>` tags: shown to the user, kept out of the history"),
+    "bad_round": ("Malformed arguments at every round",
+                  "truncated JSON, a JSON array, a wrong type, in place of each round's call"),
+    "corpus": ("Malformed tool calls",
+               "per tool: each required argument missing, each argument of each wrong type, extra arguments, "
+               "empty strings, 1 MB arguments, symlinks (to files, to dirs, dangling, loops), directories for "
+               "files and files for directories, binary and non-UTF-8 files, missing paths, invalid JSON, "
+               "non-object JSON, unknown tool names"),
+    "crash": ("kill -9 during a write",
+              "a child writing large files through write_file and edit_file, killed at random moments"),
+    "mcp": ("MCP servers that misbehave, through the agent",
+            "stderr flood, banner on stdout, crash mid-call, hang; alone, combined, and beside a built-in call"),
+    "sessions": ("Session ids and the sessions dir",
+                 "fuzzed ids (tests/engine/test_session.py, imported), fuzzed sessions-dir entries: links out, "
+                 "dangling links, directories, odd names"),
+    "hostile": ("A hostile repository, through the command",
+                "its hooks and MCP servers before trust (with -p, --trust-project, the REPL's question, "
+                "a changed file), a .env that redirects the endpoint or moves the config dir, AGENTS.md "
+                "linked to /proc/self/environ or a FIFO, an MCP server reading the environment, escape "
+                "sequences in files and answers, the guard's variants of rm and force push, SIGTERM, "
+                "SIGHUP and a double Ctrl+C while a command runs"),
+    "inputs": ("Strange files, patterns and providers, through the command",
+               "read, edit, write and grep of a FIFO, /dev/zero and a link to it; a pattern that "
+               "backtracks on a line, Ctrl+C during a long search; a stream that stalls or never "
+               "ends; config files nested "
+               "100,000 deep or priced NaN; a file name that is not UTF-8; arguments nested 10,000 "
+               "deep; a tree 1,200 deep; writes over read-only and hard-linked files; a provider "
+               "sending a chunk that is not JSON, a web page, no choices, usage in strings, a "
+               "context overflow in Anthropic's and Gemini's words, a reply cut at its output "
+               "limit; one session resumed in two terminals, a session edited by hand; a hook "
+               "vetoing in 5 MB or in Latin-1; a command redirecting its own output; MCP servers "
+               "with a malformed schema, a 300 MB line, one name for two; an edit matching "
+               "nothing in a million lines or for 400 retyped ones; 1 MB of arguments in "
+               "7-character fragments; temp files a kill -9 left, beside look-alike files of the "
+               "user's own"),
+    "links": ("Links a cloned project holds",
+              "its .corecoder, its outputs folder or the file an output will be kept under, each a link "
+              "to a folder of the user's full of look-alike names; pruning beside the user's own "
+              "files named as outputs are"),
+    "instructions": ("Secrets through the project's instructions",
+                     "AGENTS.md and CLAUDE.md as relative, absolute and chained links or hard links to "
+                     ".git/config, .env and plain notes, in the root and in subfolders"),
+    "dotenv": ("A project's .env and the user's endpoint and key",
+               "every mix of endpoint and key variables in the project's .env and in the user's "
+               "environment, trusted or not; a sparse 1 GB .env; through the command with -p and "
+               "--trust-project"),
+    "trust": ("Trust given to exactly what was shown",
+              "hooks.json and mcp.json padded past the limit, an MCP server's env, the .env's "
+              "routes in the fingerprint, the command started in the home folder"),
+    "consent": ("What the user approves",
+                "arguments past a line's width, on many lines, with escape sequences; Ctrl+C at a "
+                "worker's question while its siblings wait to ask theirs"),
+    "escapes": ("Escape sequences on every path to the terminal",
+                "generated strings of ESC, CSI, OSC, BEL, backspace and carriage returns in a hook's "
+                "stderr and command, an unknown hooks.json event, an MCP server's name and command, "
+                "the .env's model name, through -p with --trust-project"),
+    "guard": ("The guard's categories, as people spell them",
+              "generated spellings of each category: prefixes (sudo, env, command, nohup), quoting, "
+              "home spellings, separators, up to two wrappers (bash -c, sh -c, $(...), backticks, "
+              "eval, subshells, if), git's own options, device names; and look-alikes that must run"),
+    "undo": ("Undo and the user's own work",
+             "generated interleavings of the agent's writes, edits and creates with the user's edits, "
+             "deletes and re-creates; a project re-created at the same path; a folder or the file "
+             "swapped for a link out; a cd into another project"),
+    "turns": ("Every turn saved",
+              "a Ctrl+C at each of the 34 system calls of a first save, before and after each; a turn "
+              "whose last write a Ctrl+C skipped; the summary request of a 40 MB resumed session"),
+    "bounds": ("Bounds where the last round missed them",
+               "100,000 parallel calls checked, run, saved and resumed; 200,000 messages resumed; a "
+               "session damaged midway; braces past the bound; glob past entries it cannot stat or "
+               "list; grep stopped inside a file and by a real Ctrl+C; replace_all 300,000 times in "
+               "6.5 MB; a 2 MB write_file in a 32k window; a reply kept alive or trickled"),
+}
 RESULTS = HERE / "RESULTS.md"
 
 

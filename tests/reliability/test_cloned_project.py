@@ -326,7 +326,7 @@ def test_no_warning_or_error_carries_a_raw_control_character_to_the_terminal(
         env = environment(server, home)
         (repo / ".env").write_text(f"CORECODER_MODEL={json.dumps(hostile)}\n")
         run = corecoder("-p", "go", "--trust-project", cwd=repo, env=env)
-    # (the answer on stdout, to a pipe, stays as it was: tests/test_cli.py holds that)
+    # (the answer on stdout, to a pipe, stays as it was: tests/command/test_cli.py holds that)
     assert not RAW & set(run.stderr), [c for c in run.stderr if c in RAW]
     assert "hook `cat said.txt >&2; exit 1` failed (exit 1)" in run.stderr
 

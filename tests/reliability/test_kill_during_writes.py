@@ -3,7 +3,7 @@
 A child process rewrites one large file through the real tool, version after version, and is
 killed at a random moment; then the file must be exactly one version the child meant to write:
 never empty, never cut short, never half of one and half of another. (Sessions and checkpoints have
-their own kill tests, in tests/test_session.py and tests/test_checkpoints.py; this is the same
+their own kill tests, in tests/engine/test_session.py and tests/engine/test_checkpoints.py; this is the same
 approach aimed at the two tools that write the user's files.)
 """
 

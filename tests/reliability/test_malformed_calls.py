@@ -33,8 +33,7 @@ import pytest
 from corecoder import ScriptedLLM, build_agent, check_history
 from corecoder.calls import OUTPUT_LIMIT
 from corecoder.demo import PROJECT
-
-from .kit import fingerprint
+from helpers import fingerprint
 
 pytestmark = pytest.mark.row("corpus")
 

@@ -27,8 +27,7 @@ import pytest
 from corecoder import check_history
 from corecoder.events import ReasoningDelta, Retrying
 from corecoder.testing.serve import QUIRKS, REASONING_FIELDS
-
-from .kit import DEMO, PAIRED, ROUNDS, as_dict, run_demo, without_ids
+from helpers import DEMO, PAIRED, ROUNDS, as_dict, run_demo, without_ids
 
 POSITIONS = range(1, ROUNDS + 1)
 FAULTS = ("rate_limit", "server_error", "overloaded", "drop", "error_event")

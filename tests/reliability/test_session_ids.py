@@ -1,6 +1,6 @@
 """Nothing is ever read or written outside the sessions dir, whatever the id and whatever is in the dir.
 
-tests/test_session.py already fuzzes the *ids* thoroughly (hostile strings, regex-made paths, a link
+tests/engine/test_session.py already fuzzes the *ids* thoroughly (hostile strings, regex-made paths, a link
 out planted in the dir, every open and mkdir guarded): it is imported here, so it counts in the table.
 What it does not vary is the *dir*: here Hypothesis fills the sessions dir with entries of every kind
 (files, directories, links to files, dirs and nothing outside, links that climb out with `..`, links

@@ -1,6 +1,6 @@
 """Undo never destroys the user's work: it puts back only what still holds exactly what the agent
 left, in the project the change was made in, never through a link (issue #38, class 8).
-The rest of undo's promises are in tests/test_checkpoints.py, whose helpers these use."""
+The rest of undo's promises are in tests/engine/test_checkpoints.py, whose helpers these use."""
 
 from __future__ import annotations
 

@@ -397,7 +397,7 @@ def test_the_command_line_prints_the_url_and_serves_until_stopped(tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"model": "cli-model", "turns": ["hi"]}))
     process = subprocess.Popen([sys.executable, "-m", "corecoder.testing.serve", str(script), "--port", "0"],
-                               stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[1])
+                               stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
     try:
         url = process.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")

@@ -38,7 +38,7 @@ from authoring.sync import export_source, is_skeleton
 from corecoder.messages import INTERRUPTED
 from corecoder_course.checks import verdict
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 ENGLISH = chapters(NOTEBOOKS)
 BOTH = [p for e in ENGLISH for p in (e, twin(e))]
@@ -119,7 +119,7 @@ def test_every_exported_definition_is_identical_to_the_package(notebook, cell, m
 
 
 def test_a_class_built_method_by_method_has_its_skeleton_and_each_method_exported_once_in_the_course():
-    # tests/test_coverage.py holds each class to the chapters' tables (a method may come in a later chapter);
+    # tests/course/test_coverage.py holds each class to the chapters' tables (a method may come in a later chapter);
     # here: within the notebooks written so far, no method is exported twice, and each built class has its skeleton
     english = [e for e in EXPORTS if not e[0].endswith(".zh.ipynb")]
     methods = [(module, cls, name) for _, _, module, cls, name, _ in english if cls]
@@ -1370,7 +1370,7 @@ def cost(usage, price):  # the fresh tokens held at 0, but every cached token ch
             + usage.completion_tokens * price.output) / 1_000_000
 """],
     # ch04.safe_cut's mistakes are one-line changes of turn_start, declared beside its checker
-    # (corecoder_course/exercises/ch04.py) and proven by tests/test_kit.py; what stays here is
+    # (corecoder_course/exercises/ch04.py) and proven by tests/course/test_kit.py; what stays here is
     # what no one line of it makes: the right cut, with the caller's history changed under it
     "ch04.safe_cut": ["""
 def safe_cut(messages, index):  # the right cut, then del messages[:index]: the caller's history is cut under it

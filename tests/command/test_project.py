@@ -7,7 +7,7 @@ from pathlib import Path
 
 import corecoder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def commands_before_first_section(readme: str) -> list[str]:

@@ -20,7 +20,7 @@ from corecoder.tools import default_tools
 from corecoder.workspace import Workspace
 from helpers import call, run_and_kill
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {t.name: t for t in default_tools()}
 
 

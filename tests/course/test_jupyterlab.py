@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 WORDS = {  # what the widget and the helpers say, in each language
     "00-tour.ipynb": {"next": "next ▶", "round": "Round {n}", "unsolved": "not implemented yet"},
@@ -162,7 +162,7 @@ def on_screen(browser, which: str, twin: str) -> str:
 
 
 # Chapters 2-5 run in English here: each widget's Chinese is its own function's, proven without a
-# browser (tests/test_widgets_speak.py); the tour runs in both languages, so a Chinese notebook's
+# browser (tests/course/test_widgets_speak.py); the tour runs in both languages, so a Chinese notebook's
 # widgets, verdicts and folded solutions are seen in a real JupyterLab too.
 EXPLORER = {  # what the edit explorer says
     "02-tools.ipynb": {"edit": "edit", "refused": "refused", "matched": "matched by", "exact": "the exact text",

@@ -21,7 +21,7 @@ from corecoder.messages import ToolCall, assistant, tool_result, user
 from corecoder.session import CUT_SHORT, SessionError, SessionLog, list_sessions, load, repair, session_path
 from helpers import Echo, call, run_and_kill
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def make(tmp_path, turns, model="scripted", **kw):

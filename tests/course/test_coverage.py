@@ -26,7 +26,7 @@ from authoring.notebook import chapters, read
 from authoring.ruler import definition_name
 from authoring.sync import export_source
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TABLES = tables(ROOT / "notebooks" / "coverage")
 DEFINITIONS = definitions(split_classes(TABLES), ROOT / "corecoder")
 WRITTEN = {p.name[:2]: p for p in chapters(ROOT / "notebooks")}
@@ -135,7 +135,7 @@ def test_a_written_chapter_shows_exactly_what_its_table_says(chapter):
 
 def test_a_class_split_across_cells_has_its_skeleton_and_every_method_exported():
     # Agent is built one method at a time in chapter 1: each method has an entry, and the class's own
-    # entry is its skeleton (the docstring), identity-checked like the methods (tests/test_notebooks.py)
+    # entry is its skeleton (the docstring), identity-checked like the methods (tests/course/test_notebooks.py)
     methods = {n for (m, n) in DEFINITIONS if m == "agent.py" and n.startswith("Agent.")}
     assert len(methods) == 11 and ("agent.py", "Agent") in DEFINITIONS
     assert {("agent.py", n) for n in methods | {"Agent"}} <= set(TABLES["01"].export)

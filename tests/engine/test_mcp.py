@@ -19,7 +19,7 @@ from corecoder.mcp import client as client_module
 from corecoder.tool import ToolError
 from corecoder.workspace import Workspace
 
-SERVERS = Path(__file__).parent / "mcp_servers"
+SERVERS = Path(__file__).parents[1] / "mcp_servers"
 
 
 @pytest.fixture

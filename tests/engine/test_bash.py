@@ -352,4 +352,4 @@ def test_a_command_that_redirects_its_own_output_still_times_out(tmp_path):
     assert result == "[timed out after 1 s: the command and everything it started were killed]"
 
 
-# The guard's time limit, and each category in generated spellings: tests/test_guard.py
+# The guard's time limit, and each category in generated spellings: tests/reliability/test_guard.py

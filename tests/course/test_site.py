@@ -25,7 +25,7 @@ from urllib.parse import urljoin
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LANGS = ("en", "zh")
 
 

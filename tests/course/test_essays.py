@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ESSAYS = ROOT / "essays"
 PACKAGE = ROOT / "corecoder"
 
@@ -107,9 +107,9 @@ def file_lines(relpath: str) -> int:
 
 
 def property_test_examples() -> int:
-    """`max_examples` of the random-run legality test in tests/test_properties.py."""
+    """`max_examples` of the random-run legality test in tests/engine/test_properties.py."""
     name = "test_any_run_keeps_the_history_legal_and_loses_no_result"
-    test = find_definition(ROOT / "tests/test_properties.py", name)
+    test = find_definition(ROOT / "tests/engine/test_properties.py", name)
     for decorator in test.decorator_list:
         if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", "") == "settings":
             for keyword in decorator.keywords:
