@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[1]
+
 # Which tests must run in the same worker when the suite runs on parallel workers (pytest-xdist):
-# every run of a chapter (nbval in each language, the run from the repository root) writes the same
+# every run of a chapter (nbval in each language) writes the same
 # scratch folder, notebooks/.work/<chapter>; the student edition is built once for its tests; and
 # these modules do once, in a module fixture, the work of all their tests (build the site, start
 # JupyterLab, run the benchmarks, run every trial of the round faults side by side): on three
 # workers, three times.
-CHAPTER = re.compile(r"notebooks/(\d\d-[\w-]+?)(?:\.zh)?\.ipynb::"
-                     r"|::test_a_chapter_run_from_the_repository_root_prints_the_same\[(\d\d-[\w-]+)\]")
+CHAPTER = re.compile(r"notebooks/(\d\d-[\w-]+?)(?:\.zh)?\.ipynb::")
 DONE_ONCE = ("test_site.py", "test_jupyterlab.py", "test_benchmarks.py", "test_round_faults.py")
 
 
@@ -24,7 +25,7 @@ def shared_by(nodeid: str) -> str:
     """The unit a test is scheduled in: its chapter, its module, or the test alone."""
     chapter = CHAPTER.search(nodeid)
     if chapter:
-        return "chapter " + (chapter[1] or chapter[2])
+        return "chapter " + chapter[1]
     if "student_edition" in nodeid:
         return "the student edition"
     module = nodeid.split("::", 1)[0]
@@ -43,6 +44,38 @@ def pytest_xdist_make_scheduler(config, log):
             return shared_by(nodeid)
 
     return Shared(config, log)
+
+
+def pytest_collection_modifyitems(items):
+    """nbval starts a notebook's kernel in the notebook's folder, as JupyterLab does; it starts an
+    English chapter's at the repository root instead, where a learner may run one too. The Chinese
+    twin has the same code (tests/course/test_notebooks.py), so the two runs nbval makes of a
+    chapter prove it prints the same from either place, and no third run is needed."""
+    import nbval.plugin
+
+    for notebook in {item.parent for item in items if isinstance(item.parent, nbval.plugin.IPyNbFile)}:
+        if not notebook.path.name.endswith(".zh.ipynb"):
+            notebook.setup = started_at_the_root(notebook.setup)
+
+
+def started_at_the_root(setup):
+    import nbval.plugin
+
+    def run():
+        kernel, started = nbval.plugin.RunningKernel, []
+
+        def at_the_root(name, cwd, **options):
+            started.append(cwd)
+            return kernel(name, cwd=str(ROOT), **options)
+
+        nbval.plugin.RunningKernel = at_the_root
+        try:
+            setup()
+        finally:
+            nbval.plugin.RunningKernel = kernel
+        assert started, "nbval no longer starts its kernel with RunningKernel(name, cwd=...): see tests/conftest.py"
+
+    return run
 
 
 def listing(folder: Path) -> dict[str, tuple[int, int]]:

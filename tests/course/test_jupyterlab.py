@@ -87,8 +87,13 @@ def run_all(browser, url: str, token: str, name: str) -> None:
     prompts = f"[...document.querySelectorAll('{PANEL} .jp-CodeCell .jp-InputArea-prompt')].map(p => p.textContent)"
     browser.evaluate("window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs') && 1")
     browser.wait(f"{prompts}.every(p => !/\\d/.test(p))", 10)  # the stored run is gone
-    browser.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells') && 1")
-    browser.wait(f"{prompts}.length > 0 && {prompts}.every(p => /\\[\\d+\\]/.test(p)) && {kernel} === 'idle'", 180)
+    # Done when the command's promise resolves, after the last cell's reply: the kernel is idle for a moment
+    # between two cells too, and the prompts on the page are only those of the cells JupyterLab has drawn.
+    browser.evaluate("window.ranAll = null; window.jupyterapp.commands.execute('notebook:run-all-cells')"
+                     ".then(ran => { window.ranAll = ran; }, error => { window.ranAll = String(error); }) && 1")
+    browser.wait(f"window.ranAll !== null && {kernel} === 'idle'", 180)
+    assert browser.evaluate("window.ranAll") is True
+    browser.wait(f"{prompts}.length > 0 && {prompts}.every(p => /\\[\\d+\\]/.test(p))", 20)
     errors = browser.evaluate(f"[...document.querySelectorAll('{PANEL} "
                               "[data-mime-type=\"application/vnd.jupyter.error\"]')].map(e => e.innerText)")
     assert errors == []
@@ -154,7 +159,25 @@ def on_screen(browser, which: str, twin: str) -> str:
     """The chapter's widget that `which` (a test of a widget `w`) picks, waited for and scrolled on screen as a
     learner sees it; its text twin (the words `twin`) must not be printed again under it."""
     widget = f"[...document.querySelectorAll('{PANEL} .jupyter-widgets.widget-vbox')].find(w => {which})"
-    browser.wait(f"!!{widget}", 30)
+    # A learner scrolls to the widget's cell first: JupyterLab may leave a cell far from the screen
+    # undrawn, and after a run of every cell the screen is at the end. Each cell holding a widget, in
+    # turn, until the one sought is drawn.
+    notebook = "window.jupyterapp.shell.currentWidget.content"
+    view = "application/vnd.jupyter.widget-view+json"
+    holders = browser.evaluate(f"{notebook}.widgets.map((c, i) => c.model.outputs && JSON.stringify("
+                               f"c.model.outputs.toJSON()).includes('{view}') ? i : -1).filter(i => i >= 0)")
+    for index in holders:
+        browser.evaluate(f"{notebook}.scrollToItem({index}, 'start') && 1")
+        try:
+            browser.wait(f"!!{widget}", 30)
+            break
+        except AssertionError:
+            continue
+    else:  # say what the page holds instead: the views drawn, the cells holding one
+        views = browser.evaluate(f"document.querySelectorAll('{PANEL} .jupyter-widgets').length")
+        shown = [browser.evaluate(f"{notebook}.widgets[{index}].node.innerText.slice(-300)") for index in holders]
+        raise AssertionError(f"no widget where {which}: {views} widget views drawn, cells {holders} hold one, "
+                             f"and show {shown}")
     browser.evaluate(f"{widget}.scrollIntoView({{block: 'start'}}) || 1")
     output_text = browser.evaluate(f"{widget}.closest('.jp-OutputArea').innerText")
     assert twin not in output_text, "the text twin is printed again under the widget"

@@ -40,50 +40,53 @@ def test_a_stub_is_told_it_is_not_implemented(exercise):
     assert not passed and "not implemented yet" in told
 
 
-# One chapter's verdicts, each answer judged twice in a row: the reference, then each listed
-# mistake. Printed as JSON: {exercise: [[first, then], ...]}, each a (passed, told) pair.
+# One chapter's verdicts in the languages named: the reference, then each listed mistake, each judged
+# in one language after the other. Printed as JSON: {exercise: [[verdict, ...], ...]}, a verdict a
+# (passed, told) pair.
 VERDICTS = textwrap.dedent("""
     import json, sys
     from authoring.mutants import declared
     from corecoder_course.checks import verdict
     from corecoder_course.words import speaking
+
     def judged(name, answer, language):
         with speaking(language):
             return verdict(name, answer)
 
-    chapter, first, then = sys.argv[1:]
+    chapter, *languages = sys.argv[1:]
     found = {}
     for exercise in declared():
         if exercise.name.startswith(chapter + "."):
             answers = [exercise.reference, *(wrong for wrong, _ in exercise.wrong())]
-            found[exercise.name] = [[judged(exercise.name, answer, language) for language in (first, then)]
+            found[exercise.name] = [[judged(exercise.name, answer, language) for language in languages]
                                     for answer in answers]
     print(json.dumps(found))
 """)
 
 
-def verdicts(chapter: str, seed: str, first: str, then: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", VERDICTS, chapter, first, then], stdout=subprocess.PIPE,
+def verdicts(chapter: str, seed: str, *languages: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", VERDICTS, chapter, *languages], stdout=subprocess.PIPE,
                             text=True, env={**os.environ, "PYTHONHASHSEED": seed})
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_the_reference_passes_every_listed_mistake_fails_with_its_reason_and_every_verdict_is_the_same(chapter):
-    # In both languages, and on every run and under every hash seed. Two processes side by side,
-    # under two hash seeds (what hangs on the order of a set shows): one judges every answer in
-    # English twice (what a checker keeps between runs shows), the other in Chinese, then in
-    # English, which must print what the first printed. More seeds or runs find nothing these
-    # do not, and each one judges every listed mistake again.
-    runs = [verdicts(chapter, "0", "en", "en"), verdicts(chapter, "1", "zh", "en")]
+    # In both languages, and on every run and under every hash seed. Two processes side by side:
+    # one judges every answer in English, then in Chinese; the other, under another hash seed, in
+    # Chinese alone. Its verdicts must be the first one's second: a first run against a second one
+    # (what a checker keeps between runs shows), one hash seed against another (what hangs on the
+    # order of a set shows). More runs or seeds find nothing these do not, and each one judges
+    # every listed mistake again.
+    runs = [verdicts(chapter, "0", "en", "zh"), verdicts(chapter, "1", "zh")]
     printed = [run.communicate()[0] for run in runs]
     assert [run.returncode for run in runs] == [0, 0]
-    english, chinese = map(json.loads, printed)
-    assert sorted(english) == [e.name for e in EXERCISES if e.name.startswith(chapter + ".")]
-    for name, judged in english.items():
-        assert all(first == then == again for (first, then), (_, again) in zip(judged, chinese[name], strict=True))
-        assert judged[0][0] == [True, f"✓ {name} passed"]
-        for (en, _), (zh, _), (_, mistake) in zip(judged[1:], chinese[name][1:], CHECKERS[name].wrong(), strict=True):
-            for (passed, told), why in ((en, mistake.why[0]), (zh, mistake.why[1])):
+    both, chinese = map(json.loads, printed)
+    assert sorted(both) == [e.name for e in EXERCISES if e.name.startswith(chapter + ".")]
+    for name, judged in both.items():
+        assert [zh for _, zh in judged] == [zh for (zh,) in chinese[name]]
+        assert judged[0] == [[True, f"✓ {name} passed"], [True, f"✓ {name} 通过"]]
+        for verdicts_of_mistake, (_, mistake) in zip(judged[1:], CHECKERS[name].wrong(), strict=True):
+            for (passed, told), why in zip(verdicts_of_mistake, mistake.why, strict=True):
                 assert not passed and "Traceback" not in told
                 assert " ".join(why.split()) in " ".join(told.split()), told
 

@@ -64,8 +64,8 @@ def test_stdin_is_closed_so_a_reader_returns_at_once(tmp_path):
     os.dup2(read_end, 0)
     try:
         start = time.monotonic()
-        assert bash(tmp_path, "cat; read line; echo read=$?") == "read=1"
-        assert time.monotonic() - start < 1
+        assert bash(tmp_path, "cat; read line; echo read=$?", timeout=60) == "read=1"
+        assert time.monotonic() - start < 30  # at once: an inherited stdin would wait out the minute
     finally:
         os.dup2(saved_stdin, 0)
         for fd in (saved_stdin, read_end, write_end):
@@ -104,8 +104,8 @@ def test_the_exit_code_survives_set_e_and_exit(tmp_path):
 
 def test_a_background_job_does_not_make_the_call_wait_for_it(tmp_path):
     start = time.monotonic()
-    result = bash(tmp_path, "sleep 5 & echo $!")
-    assert time.monotonic() - start < 1.5
+    result = bash(tmp_path, "sleep 60 & echo $!", timeout=60)
+    assert time.monotonic() - start < 30  # a call that waited for its job would take a minute
     pid = int(result.splitlines()[0])
     os.kill(pid, 9)  # it outlives the call by design; tidy up
     assert "background job" in result
@@ -116,8 +116,8 @@ def test_a_background_job_does_not_make_the_call_wait_for_it(tmp_path):
 
 def test_a_timeout_keeps_the_output_printed_before_it(tmp_path):
     start = time.monotonic()
-    result = bash(tmp_path, "echo before; echo warning >&2; sleep 10", timeout=1)
-    assert time.monotonic() - start < 2
+    result = bash(tmp_path, "echo before; echo warning >&2; sleep 60", timeout=1)
+    assert time.monotonic() - start < 30  # stopped at its timeout, not after the minute
     assert result.startswith("before\n[stderr]\nwarning\n")
     assert result.endswith("[timed out after 1 s: the command and everything it started were killed]")
 

@@ -149,10 +149,10 @@ def test_a_malformed_mcp_json_is_a_clear_error_naming_the_file(tmp_path, text, c
 # -- a server that misbehaves ------------------------------------------------------
 
 def test_megabytes_on_stderr_never_block_the_server(hubs):
-    hub = hubs("--stderr-mb", "8", call_timeout=10)
+    hub = hubs("--stderr-mb", "8", call_timeout=60)
     started = time.monotonic()
     assert run(hub, "mcp__bad__echo", text="still here") == "still here"  # 8 MB: 128 times a pipe's buffer
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # a blocked server would have waited out the minute
     stderr = hub.clients["bad"].stderr
     assert len(stderr) == 200 and stderr[-1] == "x" * 1000  # the last 200 lines, each cut to 1,000 characters
 
@@ -176,7 +176,7 @@ def test_a_crash_mid_call_fails_that_call_and_the_next_until_reconnect(hubs, tmp
     started = time.monotonic()
     with pytest.raises(ToolError, match=r"exited with code 3.*/mcp reconnect bad"):
         run(hub, "mcp__bad__echo", text="anyone?")
-    assert time.monotonic() - started < 1  # known dead: no waiting for a timeout
+    assert time.monotonic() - started < 10  # known dead: no waiting for the call's timeout (a minute)
     old = agent.tools["mcp__bad__echo"]
     row = hub.reconnect("bad")
     assert (row.state, row.tools) == ("ready", 5)
@@ -199,11 +199,11 @@ def test_a_call_made_before_the_reader_saw_the_server_die_says_it_exited(hubs):
 
 
 def test_a_hung_call_times_out_and_the_server_goes_on(hubs):
-    hub = hubs(call_timeout=0.5)
+    hub = hubs(call_timeout=2)  # room for a loaded machine: the echo after it must answer within it
     started = time.monotonic()
-    with pytest.raises(ToolError, match=r"no answer to tools/call within 0.5 s"):
+    with pytest.raises(ToolError, match=r"no answer to tools/call within 2 s"):
         run(hub, "mcp__bad__hang")
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10
     assert hub.status()[0].state == "error"
     assert run(hub, "mcp__bad__echo", text="ok") == "ok"  # the late answer never comes; others do
     row = hub.status()[0]
@@ -215,8 +215,8 @@ def test_servers_that_fail_to_start_do_not_stop_the_others(hubs, tmp_path):
     missing = ServerSpec("missing", str(tmp_path / "no-such-server"))
     dies = ServerSpec("dies", sys.executable, ["-c", "import sys; sys.stderr.write('no config\\n'); sys.exit(2)"])
     started = time.monotonic()
-    hub = hubs(extra={"hang": hang, "missing": missing, "dies": dies}, startup_timeout=0.5)
-    assert time.monotonic() - started < 3  # started side by side, each within its own timeout
+    hub = hubs(extra={"hang": hang, "missing": missing, "dies": dies}, startup_timeout=3)  # room for "bad"
+    assert time.monotonic() - started < 15  # each start bounded by its timeout
     rows = {row.name: row for row in hub.status()}
     assert (rows["bad"].state, rows["bad"].tools) == ("ready", 5)
     assert rows["hang"].state == "error" and "no answer to initialize" in rows["hang"].note
@@ -232,8 +232,8 @@ def test_close_ends_a_server_that_ignores_eof_and_sigterm(hubs, monkeypatch):
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
     stubborn = ServerSpec("stubborn", sys.executable, ["-c", code])
     started = time.monotonic()
-    hub = hubs(extra={"stubborn": stubborn}, startup_timeout=0.3)
-    assert time.monotonic() - started < 2
+    hub = hubs(extra={"stubborn": stubborn}, startup_timeout=3)  # room for "bad" to start on a loaded machine
+    assert time.monotonic() - started < 15
     assert hub.clients["stubborn"].state == "error"  # and `spawned` checks that it is gone
 
 
@@ -340,13 +340,13 @@ def test_the_npm_everything_server(spawned, tmp_path):
 
 
 def test_a_server_that_stops_reading_its_input_fails_the_call_in_bounded_time(hubs):
-    hub = hubs(call_timeout=0.5)
+    hub = hubs(call_timeout=2)
     with pytest.raises(ToolError):
         run(hub, "mcp__bad__deaf")  # no answer; from now on the server reads nothing
     started = time.monotonic()
     with pytest.raises(ToolError, match="stopped reading its input"):
         run(hub, "mcp__bad__echo", text="x" * 1_000_000)  # more than a pipe holds: the write would block
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 10
     assert hub.status()[0].state == "dead"
 
 
