@@ -46,6 +46,12 @@ def lab(tmp_path_factory):
     settings = root / "lab-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)  # no "notified of Jupyter news?" toast over the page
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    # Every cell drawn, not only those near the screen: on a loaded machine a cell scrolled to could stay
+    # blank past any wait (seen: the explorer's cell, empty, 30 s after a scroll to it). What a learner
+    # reads is the same either way; the widgets are what these tests look at.
+    tracker = root / "lab-settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", f"--port={port}",
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
