@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # every run of a chapter (nbval in each language) writes the same
 # scratch folder, notebooks/.work/<chapter>; the student edition is built once for its tests; and
 # these modules do once, in a module fixture, the work of all their tests (build the site, start
-# JupyterLab, run the benchmarks, run every trial of the round faults side by side): on three
-# workers, three times.
+# JupyterLab, run the benchmarks, run every trial of the round faults side by side): on four
+# workers, four times.
 CHAPTER = re.compile(r"notebooks/(\d\d-[\w-]+?)(?:\.zh)?\.ipynb::")
 DONE_ONCE = ("test_site.py", "test_jupyterlab.py", "test_benchmarks.py", "test_round_faults.py")
 
