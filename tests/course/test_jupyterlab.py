@@ -94,7 +94,7 @@ def run_all(browser, url: str, token: str, name: str) -> None:
     browser.evaluate("window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs') && 1")
     browser.wait(f"{prompts}.every(p => !/\\d/.test(p))", 10)  # the stored run is gone
     # Done when the command's promise resolves, after the last cell's reply: the kernel is idle for a moment
-    # between two cells too, and the prompts on the page are only those of the cells JupyterLab has drawn.
+    # between two cells too, so an idle kernel alone says nothing.
     browser.evaluate("window.ranAll = null; window.jupyterapp.commands.execute('notebook:run-all-cells')"
                      ".then(ran => { window.ranAll = ran; }, error => { window.ranAll = String(error); }) && 1")
     browser.wait(f"window.ranAll !== null && {kernel} === 'idle'", 180)
@@ -124,7 +124,7 @@ def save(browser) -> None:
 
 def exercises_unsolved_and_folded(browser, unsolved: str, count: int) -> None:
     """Each exercise's check says it is not implemented yet, and each solution is folded away. Read from the
-    notebook's cells, not the page: JupyterLab draws only the cells near the screen of a long notebook."""
+    notebook's cells, not the page: by default JupyterLab draws only the cells near the screen."""
     cells = "window.jupyterapp.shell.currentWidget.content.widgets"
     told = browser.evaluate(f"{cells}.map(c => c.model.outputs ? JSON.stringify(c.model.outputs.toJSON()) : '')"
                             ".join('\\n')")
@@ -165,25 +165,13 @@ def on_screen(browser, which: str, twin: str) -> str:
     """The chapter's widget that `which` (a test of a widget `w`) picks, waited for and scrolled on screen as a
     learner sees it; its text twin (the words `twin`) must not be printed again under it."""
     widget = f"[...document.querySelectorAll('{PANEL} .jupyter-widgets.widget-vbox')].find(w => {which})"
-    # A learner scrolls to the widget's cell first: JupyterLab may leave a cell far from the screen
-    # undrawn, and after a run of every cell the screen is at the end. Each cell holding a widget, in
-    # turn, until the one sought is drawn.
-    notebook = "window.jupyterapp.shell.currentWidget.content"
-    view = "application/vnd.jupyter.widget-view+json"
-    holders = browser.evaluate(f"{notebook}.widgets.map((c, i) => c.model.outputs && JSON.stringify("
-                               f"c.model.outputs.toJSON()).includes('{view}') ? i : -1).filter(i => i >= 0)")
-    for index in holders:
-        browser.evaluate(f"{notebook}.scrollToItem({index}, 'start') && 1")
-        try:
-            browser.wait(f"!!{widget}", 30)
-            break
-        except AssertionError:
-            continue
-    else:  # say what the page holds instead: the views drawn, the cells holding one
+    try:
+        browser.wait(f"!!{widget}", 30)
+    except AssertionError:  # say what the page holds instead: the views drawn, the cells holding one
         views = browser.evaluate(f"document.querySelectorAll('{PANEL} .jupyter-widgets').length")
-        shown = [browser.evaluate(f"{notebook}.widgets[{index}].node.innerText.slice(-300)") for index in holders]
-        raise AssertionError(f"no widget where {which}: {views} widget views drawn, cells {holders} hold one, "
-                             f"and show {shown}")
+        held = browser.evaluate("window.jupyterapp.shell.currentWidget.content.widgets.filter(c => c.model.outputs "
+                                "&& JSON.stringify(c.model.outputs.toJSON()).includes('widget-view+json')).length")
+        raise AssertionError(f"no widget where {which}: {views} widget views drawn, {held} cells hold one") from None
     browser.evaluate(f"{widget}.scrollIntoView({{block: 'start'}}) || 1")
     output_text = browser.evaluate(f"{widget}.closest('.jp-OutputArea').innerText")
     assert twin not in output_text, "the text twin is printed again under the widget"
