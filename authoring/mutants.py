@@ -157,8 +157,10 @@ def table(scores: list[Score]) -> str:
              "|---|---:|---:|---:|---:|---:|"]
     for s in scores:
         total = s.killed + len(s.equivalent) + len(s.survived)
+        # a scenario (a script, no code to mutate) is held by its listed mistakes alone
+        share = f"{s.share:.0%}" if total else "none to mutate"
         lines.append(f"| {s.name} | {total} | {s.killed} | {len(s.equivalent)} | "
-                     f"{len(s.survived)} | {s.share:.0%} |")
+                     f"{len(s.survived)} | {share} |")
     for s in scores:
         exercise = CHECKERS[s.name]
         if s.equivalent or s.survived:

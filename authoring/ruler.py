@@ -60,3 +60,26 @@ def net_lines(source: str) -> set[int]:
         if token.type not in SKIP:
             code.update(range(token.start[0], token.end[0] + 1))
     return code - docstring_lines(ast.parse(source))
+
+
+JOINING = {"(", ")", "[", "]", ",", "+"}  # what joins strings into one text
+FSTRING_START = getattr(tokenize, "FSTRING_START", None)  # Python 3.12 on; None before
+FSTRING_END = getattr(tokenize, "FSTRING_END", None)
+
+
+def word_lines(source: str) -> set[int]:
+    """The net lines that hold words and nothing else: string literals, and what joins them
+    (parentheses, commas, +), no name. A checker's hints in two languages are explanation a
+    learner reads, as a docstring is: a budget of checker code counts them apart
+    (benchmarks/lines.py). An f-string is words whatever it holds (Python 3.12 tokenizes the
+    names inside its braces)."""
+    words, code, depth = set(), set(), 0
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        depth += token.type == FSTRING_START  # an f-string begins (3.12 on)
+        rows = range(token.start[0], token.end[0] + 1)
+        if depth or token.type == tokenize.STRING:
+            words.update(rows)
+        elif token.type not in SKIP and not (token.type == tokenize.OP and token.string in JOINING):
+            code.update(rows)
+        depth -= token.type == FSTRING_END
+    return (words - code) & net_lines(source)

@@ -30,7 +30,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from authoring.ruler import net_lines
+from authoring.ruler import net_lines, word_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFENCES = re.compile(r"^\s*# --- defences\b")  # the marked line: what follows defends the idea above it
@@ -124,6 +124,42 @@ def table(modules: dict[str, dict]) -> str:
     return "\n".join(rows)
 
 
+# The checkers' machinery every exercise shares: the kit that judges, the inputs it draws, the
+# harness that watches an answer at a seam. Its lines are spread over all the exercises.
+KIT = ("kit.py", "inputs.py", "seams.py")
+
+
+def checkers(course: Path = ROOT / "corecoder_course") -> dict[str, dict]:
+    """Net lines of each chapter's checkers (corecoder_course/exercises/chNN.py) and of the kit
+    they share, each split into code and words (the hints, rules and mistakes' reasons in two
+    languages: explanation, free as a docstring is; ruler.word_lines), with the chapter's
+    number of exercises. "per exercise" spreads the kit's code over every exercise."""
+    from authoring.mutants import declared
+    from corecoder_course.checks import CHECKERS
+
+    declared()  # every chapter's exercises registered
+    rows = {}
+    for path in sorted((course / "exercises").glob("ch*.py")):
+        source = path.read_text(encoding="utf-8")
+        net, words = len(net_lines(source)), len(word_lines(source))
+        rows[path.stem] = {"exercises": sum(n.startswith(path.stem + ".") for n in CHECKERS),
+                           "code": net - words, "words": words}
+    kit = [(course / name).read_text(encoding="utf-8") for name in KIT]
+    rows["kit"] = {"exercises": 0, "code": sum(len(net_lines(s) - word_lines(s)) for s in kit),
+                   "words": sum(len(word_lines(s)) for s in kit)}
+    exercises = sum(r["exercises"] for r in rows.values())
+    code = sum(r["code"] for r in rows.values())
+    rows["per exercise"] = {"exercises": exercises, "code": round(code / exercises),
+                            "words": round(sum(r["words"] for r in rows.values()) / exercises)}
+    return rows
+
+
+def checker_table(rows: dict[str, dict]) -> str:
+    lines = ["| checkers | exercises | code | words |", "|---|---:|---:|---:|"]
+    return "\n".join(lines + [f"| {name} | {r['exercises'] or ''} | {r['code']:,} | {r['words']:,} |"
+                              for name, r in rows.items()])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.lines", description=__doc__.splitlines()[0])
     parser.add_argument("--at", metavar="REV", help="measure corecoder/ as this commit has it")
@@ -136,6 +172,8 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("corecoder_course", "authoring"):
         files = sorted((ROOT / name).rglob("*.py"))
         print(f"| {name} | {sum(len(net_lines(f.read_text(encoding='utf-8'))) for f in files):,} |")
+    print()
+    print(checker_table(checkers()))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.lines import ENGINE, measure, totals
+from benchmarks.lines import ENGINE, checkers, measure, totals
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,3 +66,25 @@ def test_the_ruler_counts_code_not_explanation():
     source = '"""A docstring\nof two lines."""\n\n# a comment\nx = 1  # and its comment\n\n\ndef f():\n' \
              '    """Its docstring."""\n    return x\n# --- defences\ny = 2\n'
     assert measure_module(source) == {"idea": 3, "defences": 1, "physical": 12, "over_100": 0}
+
+
+# What one exercise's checker may cost in code, its share of the kit included (#26: ~195 before the
+# kit, 117 with it). Words are free: hints, rules and each mistake's reason in two languages are
+# explanation a learner reads, as a docstring is. Each chapter's own checkers are held to it too, so a
+# new chapter cannot lean on the old ones' average.
+CHECKER_CODE_PER_EXERCISE = 120
+
+
+def test_a_checker_costs_at_most_its_budget_of_code_per_exercise():
+    rows = checkers()
+    assert rows["per exercise"]["code"] <= CHECKER_CODE_PER_EXERCISE, rows["per exercise"]
+    over = {name: round(r["code"] / r["exercises"]) for name, r in rows.items()
+            if r["exercises"] and name.startswith("ch") and r["code"] / r["exercises"] > CHECKER_CODE_PER_EXERCISE}
+    assert over == {}, "net lines of code per exercise (python -m benchmarks.lines)"
+
+
+def test_the_word_ruler_counts_only_lines_of_words():
+    from authoring.ruler import word_lines
+
+    source = 'RULE = ("a rule, "\n        "in words",\n        f"with {x!r}")\nsay(\n    "more words",\n)\n'
+    assert word_lines(source) == {2, 3, 5}  # a name on the line makes it code, so does a lone ")"

@@ -16,20 +16,29 @@ from __future__ import annotations
 import copy
 import json
 import re
-import tempfile
-from pathlib import Path
+from dataclasses import dataclass
 
-from corecoder.agent import Agent
 from corecoder.assemble import build_agent
-from corecoder.demo import SCRIPT, TASK, copy_project
-from corecoder.messages import IllegalHistory, ToolCall, assistant, check_history, tool_result, user
+from corecoder.demo import PROJECT, SCRIPT, TASK
+from corecoder.messages import ToolCall, assistant, tool_result, user
 from corecoder.scripted import ScriptedLLM, ScriptError, parse_turn
 
-from ..checks import Hint, attempt, case, checker, hint
+from ..checks import case
 from ..kit import Exercise, Mistake
+from ..seams import Seam
 from ..words import say
 
 # --- ch00.script -----------------------------------------------------------------------
+
+def tests_script():
+    """A script for ScriptedLLM: run the demo project's tests with bash, then answer with
+    their summary line."""
+    return [
+        {"text": "Let me run the tests.",
+         "tool_calls": [{"name": "bash", "arguments": {"command": "python3 test_stats.py"}}]},
+        "I ran the tests: 1 of 3 tests passed.",
+    ]
+
 
 SUMMARY = re.compile(r"\b\d+ of \d+ tests passed\b")
 NEGATION = re.compile(r"\b(not|no|never|isn't|aren't|didn't|doesn't|don't)\b|n't\b|[不没未非]",
@@ -37,13 +46,78 @@ NEGATION = re.compile(r"\b(not|no|never|isn't|aren't|didn't|doesn't|don't)\b|n't
 # a summary is stated in a clause of its own
 CLAUSE_END = re.compile(r"[.!?;:,。！？；：，]\s*|\n+")
 GAMING = re.compile(r"\b(echo|printf|cat)\b")  # prints a summary line without running the tests
+PROJECT_FILES = {p.relative_to(PROJECT).as_posix(): p.read_bytes()  # the demo, as copy_project
+                 for p in sorted(PROJECT.rglob("*"))                # copies it
+                 if p.is_file() and "__pycache__" not in p.parts}
 
 
-def turns_hint() -> str:
-    return say("a turn is a string (the final answer) or a dict with \"text\" and/or "
-               "\"tool_calls\", each call {\"name\": ..., \"arguments\": {...}}",
-               "一个脚本回合要么是字符串（最终回答），要么是带 \"text\" 和/或 \"tool_calls\" "
-               "的字典，每个调用写成 {\"name\": ..., \"arguments\": {...}}")
+@dataclass(frozen=True)
+class Played:
+    """What came of a script played for the tour's task. `verdict` names what went right or
+    wrong, as a mistake is matched: ("ok",), ("not a list",), ("not a script",), ("ran out",),
+    ("stopped",), ("no tests", what each call came to), ("answer", "denied" | "other" |
+    "silent"); then the calls as a hint shows them, the final answer, the summary line the
+    tests printed last, and the problem in words."""
+
+    verdict: tuple
+    calls: tuple[str, ...] = ()
+    answer: str = ""
+    summary: str = ""
+    problem: str = ""
+
+
+def _played(make_script) -> Played:
+    """Run the learner's script as the tour runs SCRIPT: the demo project in a temporary folder
+    (shown as "."), the real tools, a model that checks every request as the API does."""
+    turns = make_script()
+    if not isinstance(turns, list) or not turns:
+        return Played(("not a list",), problem=f"{type(turns).__name__}: {turns!r:.200}")
+    try:
+        llm = ScriptedLLM(copy.deepcopy(turns))
+    except Exception as e:
+        return Played(("not a script",), problem=str(e))
+    answer = ""
+    with Seam(PROJECT_FILES) as seam:
+        agent = build_agent(llm, seam.roots[0])
+        answer = agent.chat(TASK)
+    made = _calls_made(agent.messages)
+    calls = tuple(seam.said(f"{_shown_call(c)}  →  {_telling_line(r)}") for c, r in made)
+    if seam.error is not None:
+        ran_out = isinstance(seam.error, ScriptError) and llm.position >= len(llm.turns)
+        return Played(("ran out",) if ran_out else ("stopped",), calls,
+                      problem=seam.said(f"{type(seam.error).__name__}: {seam.error}"))
+    runs = [r for c, r in made if _ran_the_tests(c, r)]
+    if not runs:
+        return Played(("no tests", tuple(_came_to(c, r) for c, r in made)), calls, answer)
+    summary = SUMMARY.findall(runs[-1])[-1]
+    said_it = re.compile(rf"(?<!\d){re.escape(summary)}")  # "1 of 3 ...", not "11 of 3 ..."
+    clauses = [s for s in CLAUSE_END.split(answer) if said_it.search(s)]
+    if any(not NEGATION.search(s) for s in clauses):
+        return Played(("ok",))
+    said = "denied" if clauses else "other" if SUMMARY.search(answer) else "silent"
+    return Played(("answer", said), calls, answer, summary)
+
+
+def _ran_the_tests(call: dict, result: str) -> bool:
+    return (call["function"]["name"] == "bash" and bool(SUMMARY.search(result))
+            and "test_stats" in _command(call) and not GAMING.search(_command(call)))
+
+
+def _came_to(call: dict, result: str) -> tuple[str, str]:
+    """A call that did not run the tests, as a mistake is matched: its tool and what it came
+    to."""
+    kind = next((k for k in ("unknown tool", "bad arguments") if result.startswith(k)), "ran")
+    if kind == "ran" and GAMING.search(_command(call)) and SUMMARY.search(result):
+        kind = "printed"  # a summary line, with no test run
+    return call["function"]["name"], kind
+
+
+def _telling_line(result: str) -> str:
+    """The line of a result a hint shows: the tests' summary where it has one, else the first."""
+    lines = result.strip().splitlines()
+    told = next((line for line in reversed(lines) if SUMMARY.search(line)),
+                lines[0] if lines else say("(nothing)", "（空）"))
+    return told[:160]
 
 
 def _shown_call(call: dict) -> str:
@@ -67,115 +141,6 @@ def _calls_made(messages: list[dict]) -> list[tuple[dict, str]]:
             for call in m.get("tool_calls", [])]
 
 
-def _what_ran(calls: list[tuple[dict, str]]) -> str:
-    if not calls:
-        return say("your script asked for no tool call at all", "你的脚本一个工具调用也没有请求")
-    lines = [say("the calls your script asked for, and the first line of what each returned:",
-                 "你的脚本请求的调用，以及每个调用返回内容的第一行：")]
-    for call, result in calls:
-        first = result.strip().splitlines()[0] if result.strip() else say("(nothing)", "（空）")
-        lines.append(f"  {_shown_call(call)}  →  {first[:160]}")
-    return "\n".join(lines)
-
-
-def _run(turns: list) -> tuple[Agent, str]:
-    """Run the turns as the tour runs SCRIPT: the demo project in a temporary folder, the
-    real tools."""
-    try:
-        llm = ScriptedLLM(copy.deepcopy(turns))
-    except Exception as e:
-        not_a_script = say("this is not a script a ScriptedLLM can play:",
-                           "这不是 ScriptedLLM 能播放的脚本：")
-        raise Hint(f"{not_a_script} {e}" + hint(turns_hint())) from None
-    with tempfile.TemporaryDirectory(prefix="corecoder-ch00-") as tmp:
-        project = copy_project(Path(tmp))
-        agent = build_agent(llm, project)
-        try:
-            answer = agent.chat(TASK)
-        except Exception as e:
-            ran = _what_ran(_calls_made(agent.messages))
-            if isinstance(e, ScriptError) and llm.position >= len(llm.turns):
-                n = len(llm.turns)
-                told = say(f"the script ran out: after its {n} turn{'s' if n > 1 else ''} the "
-                           "agent asked the model again, to read the last tool results",
-                           f"脚本用完了：播完 {n} 个回合之后，智能体又去问模型，"
-                           "让它读最后的工具结果")
-                told += f"\n{ran}" + hint(say(
-                    "a turn with tool calls is never the last one; end the script with a string, "
-                    "the final answer",
-                    "带工具调用的回合永远不会是最后一个；脚本要以一个字符串（最终回答）结尾"))
-            else:
-                stopped = say("the run stopped with", "运行停在了")
-                told = f"{stopped} {type(e).__name__}: {e}\n{ran}"
-            raise Hint(told.replace(str(project), "<project>")) from None
-        text = json.dumps(agent.messages, ensure_ascii=False)
-        if str(project) in text:  # keep hints free of the temporary path
-            agent.messages = json.loads(text.replace(str(project), "<project>"))
-    return agent, answer
-
-
-@checker("ch00.script")
-def check_script(make_script) -> None:
-    given = say("your script, played by a ScriptedLLM in a fresh copy of the demo project, "
-                "for the tour's task",
-                "你的脚本，由 ScriptedLLM 在演示项目的一份新副本里播放，"
-                "做导览的那个任务") + say(":", "：")
-    called = f"{getattr(make_script, '__name__', 'your function')}()"
-    turns = attempt(make_script, given=called)
-    if not isinstance(turns, list) or not turns:
-        raise Hint(f"{called} " + say("should return a list of turns, got",
-                                      "应该返回脚本回合的列表，实际得到")
-                   + f" {type(turns).__name__}: {turns!r:.200}" + hint(turns_hint()))
-    agent, answer = _run(turns)
-    calls = _calls_made(agent.messages)
-    runs = [(call, result) for call, result in calls if call["function"]["name"] == "bash"
-            and SUMMARY.search(result) and "test_stats" in _command(call)
-            and not GAMING.search(_command(call))]
-    if not runs:
-        why = say("only a tool can run the tests, and bash is the one that runs commands: "
-                  "ask for bash with the command \"python3 test_stats.py\" "
-                  "(arguments {\"command\": ...})",
-                  "只有工具能运行测试，而运行命令的工具是 bash：请求 bash，命令写 "
-                  "\"python3 test_stats.py\"（参数 {\"command\": ...}）")
-        raise Hint(f"{given}\n" + say("no bash call ran the tests in test_stats.py (nothing "
-                                       "that ran them printed a line like \"N of 3 tests passed\")",
-                                       "没有哪个 bash 调用运行了 test_stats.py 里的测试（没有运行"
-                                       "测试的调用打印出 \"N of 3 tests passed\" 这样的行）")
-                   + f"\n{_what_ran(calls)}" + hint(why))
-    last = agent.messages[-1]
-    if last["role"] != "assistant" or last.get("tool_calls"):
-        no_answer = say("the run did not end with an answer:", "运行没有以回答结束：")
-        raise Hint(f"{given}\n{no_answer} {answer!r:.200}" + hint(say(
-            "end the script with a string, the final answer",
-            "脚本要以一个字符串（最终回答）结尾")))
-    summary = SUMMARY.findall(runs[-1][1])[-1]
-    said_it = re.compile(rf"(?<!\d){re.escape(summary)}")  # "1 of 3 ...", not "11 of 3 ..."
-    stated = [s for s in CLAUSE_END.split(answer) if said_it.search(s) and not NEGATION.search(s)]
-    if not stated:
-        said = SUMMARY.search(answer)
-        if said and said[0] == summary and said_it.search(answer):
-            why = say(f"your answer mentions {summary!r} but does not say it is so (a sentence "
-                      "with a \"not\" in it). ",
-                      f"你的回答提到了 {summary!r}，却没有说它成立（那句话里有否定词）。")
-        elif said:
-            why = say(f"your answer says {said[0]!r}, but the tests printed {summary!r}. ",
-                      f"你的回答说 {said[0]!r}，可测试打印的是 {summary!r}。")
-        else:
-            why = say(f"the tests printed {summary!r}, and your answer does not say so. ",
-                      f"测试打印了 {summary!r}，你的回答却没有说。")
-        why += say("A scripted model never reads the tool results: its answer was written "
-                   "before the tests ran, so write what the tour showed they print",
-                   "脚本模型从来不读工具结果：它的回答在测试运行之前就写好了，"
-                   "所以要写导览里看到的测试输出")
-        raise Hint(f"{given}\n" + say("the final answer:", "最终回答：") + f" {answer!r:.300}"
-                   + hint(why))
-    try:
-        check_history(agent.messages)
-    except IllegalHistory as e:  # cannot happen with the real loop; kept as the point of the tour
-        illegal = say("the history is not legal:", "历史不合法：")
-        raise Hint(f"{given}\n{illegal} {e}") from None
-
-
 def _command(call: dict) -> str:
     """The command a bash call asked for ("" if its arguments hold none)."""
     try:
@@ -183,6 +148,126 @@ def _command(call: dict) -> str:
     except json.JSONDecodeError:
         return ""
     return str(args.get("command", "")) if isinstance(args, dict) else ""
+
+
+def _shown_run(played: Played) -> str:
+    """A run as a hint shows it: the calls and what each returned, then the final answer. The
+    reference's run is told in words, not shown: it would be the answer."""
+    if played.verdict == ("ok",):
+        return say("a bash call that runs the tests, then a final answer that states the summary "
+                   "line they printed",
+                   "一个运行测试的 bash 调用，然后是一个最终回答，说出测试打印的那行汇总")
+    if played.verdict[0] in ("not a list", "not a script"):
+        return played.problem
+    lines = [say("the calls your script asked for, and what each returned:",
+                 "你的脚本请求的调用，以及每个调用返回的内容：")
+             if played.calls else say("your script asked for no tool call at all",
+                                      "你的脚本一个工具调用也没有请求")]
+    lines += [f"  {call}" for call in played.calls]
+    if played.verdict[0] == "stopped":
+        lines.append(say("the run stopped with ", "运行停在了 ") + played.problem)
+    elif played.verdict[0] != "ran out":
+        lines.append(say("the final answer: ", "最终回答：") + f"{played.answer!r:.300}")
+    return "\n".join(lines)
+
+
+TURNS = ("A turn is a string (the final answer) or a dict with \"text\" and/or \"tool_calls\", "
+         "each call {\"name\": ..., \"arguments\": {...}}",
+         "一个脚本回合要么是字符串（最终回答），要么是带 \"text\" 和/或 \"tool_calls\" 的字典，"
+         "每个调用写成 {\"name\": ..., \"arguments\": {...}}")
+RAN_OUT = ("a turn with tool calls is never the last one: after the calls the agent asks the model "
+           "again, to read their results. End the script with a string, the final answer",
+           "带工具调用的回合永远不会是最后一个：调用做完之后，智能体还要再问模型，让它读这些"
+           "调用的结果。脚本要以一个字符串（最终回答）结尾")
+BASH = ("Only a tool can run the tests, and bash is the one that runs commands: ask for bash "
+        "with the command \"python3 test_stats.py\" (arguments {\"command\": ...})",
+        "只有工具能运行测试，而运行命令的工具是 bash：请求 bash，命令写 "
+        "\"python3 test_stats.py\"（参数 {\"command\": ...}）")
+NEVER_READS = ("A scripted model never reads the tool results: its answer was written before the "
+               "tests ran, so write what the tour showed they print",
+               "脚本模型从来不读工具结果：它的回答在测试运行之前就写好了，所以要写导览里看到的"
+               "测试输出")
+
+
+def _script_diagnose(args: tuple, got: Played, wanted: Played) -> str:
+    """Why a run went wrong where no listed mistake explains it, from what the run shows."""
+    kind = got.verdict[0]
+    if kind == "not a list":
+        return say("tests_script() should return a list of turns. ",
+                   "tests_script() 应该返回脚本回合的列表。") + say(*TURNS)
+    if kind == "not a script":
+        return say("this is not a script a ScriptedLLM can play. ",
+                   "这不是 ScriptedLLM 能播放的脚本。") + say(*TURNS)
+    if kind == "ran out":
+        return say("the script ran out. ", "脚本用完了。") + say(*RAN_OUT)
+    if kind == "no tests":
+        return say("no bash call ran the tests in test_stats.py (nothing that ran them printed a "
+                   "line like \"N of 3 tests passed\"). ",
+                   "没有哪个 bash 调用运行了 test_stats.py 里的测试（没有运行测试的调用打印出 "
+                   "\"N of 3 tests passed\" 这样的行）。") + say(*BASH)
+    if kind == "answer":
+        summary, said = got.summary, SUMMARY.search(got.answer)
+        why = {"denied": say(f"your answer mentions {summary!r} but does not say it is so (a "
+                             "sentence with a \"not\" in it). ",
+                             f"你的回答提到了 {summary!r}，却没有说它成立（那句话里有否定词）。"),
+               "other": say(f"your answer says {said and said[0]!r}, but the tests printed "
+                            f"{summary!r}. ",
+                            f"你的回答说 {said and said[0]!r}，可测试打印的是 {summary!r}。"),
+               "silent": say(f"the tests printed {summary!r}, and your answer does not say so. ",
+                             f"测试打印了 {summary!r}，你的回答却没有说。")}[got.verdict[1]]
+        return why + say(*NEVER_READS)
+    return None  # stopped: the run shows its error, the rule says the rest
+
+
+SCRIPT_EXERCISE = Exercise(
+    "ch00.script", tests_script, lambda: _just_once(), lambda args: say(
+        "tests_script(), played by a ScriptedLLM in a fresh copy of the demo project, for the "
+        "tour's task", "tests_script()，由 ScriptedLLM 在演示项目的一份新副本里播放，做导览的"
+        "那个任务"),
+    run=lambda answer: _played(answer), show=_shown_run, diagnose=_script_diagnose,
+    same=lambda got, wanted, args: got.verdict == wanted.verdict, examples=[()],
+    domain=("the demo project, played once", "演示项目，播放一次"),
+    rule=("a script is a list of turns: one that asks for bash to run the tests, then a string, "
+          "the final answer, that states the summary line they print",
+          "脚本是一串回合：先有一个回合请求 bash 运行测试，然后是一个字符串，也就是最终回答，"
+          "说出测试打印的那行汇总"),
+    shape=("[{\"tool_calls\": [{\"name\": \"bash\", \"arguments\": {\"command\": ...}}]}, "
+           "\"the final answer\"]",
+           "[{\"tool_calls\": [{\"name\": \"bash\", \"arguments\": {\"command\": ...}}]}, "
+           "\"最终回答\"]"),
+    mistakes=[
+        Mistake('"I ran the tests: 1 of 3 tests passed.",', "", RAN_OUT),
+        Mistake("1 of 3 tests passed.", "3 of 3 tests passed.", (
+            "the tests still fail: nothing fixed the bug, and the summary says so. "
+            + NEVER_READS[0], "测试依然失败：没有谁修过这个 bug，汇总行也这么说。"
+            + NEVER_READS[1])),
+        Mistake('"I ran the tests: 1 of 3 tests passed."', '"It is not true that 1 of 3 tests '
+                'passed."', (
+                    "your answer quotes the summary line in a sentence that denies it: state it "
+                    "as what the tests printed",
+                    "你的回答引用了汇总行，可那句话是在否定它：要把它当作测试打印的结果说出来")),
+        Mistake('{"command": "python3 test_stats.py"}', '{"cmd": "python3 test_stats.py"}', (
+            "bash takes its command as the argument \"command\": the engine checks each call's "
+            "arguments against the tool's schema, answers \"bad arguments\", and bash never runs",
+            "bash 的命令参数叫 \"command\"：引擎会按工具的 JSON Schema 检查每个调用的参数，"
+            "回应 \"bad arguments\"，bash 根本不会运行")),
+        Mistake('[{"name": "bash", "arguments": {"command": "python3 test_stats.py"}}]',
+                '[{"name": "read_file", "arguments": {"command": "python3 test_stats.py"}}]', (
+                    "read_file reads a file, it runs nothing. " + BASH[0],
+                    "read_file 只读文件，什么也不运行。" + BASH[1])),
+        Mistake("python3 test_stats.py", "echo 1 of 3 tests passed", (
+            "echo prints the summary line without running a single test: run the test file "
+            "itself, python3 test_stats.py",
+            "echo 只是把汇总行打印出来，一个测试也没跑：要运行测试文件本身，"
+            "python3 test_stats.py")),
+    ],
+)
+
+
+def _just_once():
+    from hypothesis import strategies as st
+
+    return st.just(())
 
 
 # --- ch00.count_calls ------------------------------------------------------------------

@@ -254,17 +254,17 @@ SCHEMA = ("the schema is what lets the engine tell the model's mistake from a fa
           "引擎直接回应 \"bad arguments for count_lines\"，根本到不了 run。")
 REQUIRED = (SCHEMA[0] + "Say \"required\": [\"path\"] (a list): a call without path is then "
             "answered \"missing required argument 'path'\"",
-            SCHEMA[1] + "写上 \"required\": [\"path\"]（一个列表）：这样缺了 path 的调用会得到 "
-            "\"missing required argument 'path'\"")
+            SCHEMA[1] + "写上 \"required\": [\"path\"]（一个列表）：这样缺了 path 的调用，"
+            "引擎会回应 \"missing required argument 'path'\"")
 EXTRA = (SCHEMA[0] + "Say \"additionalProperties\": false: an argument the tool does not take is "
          "then answered \"unexpected argument 'verbose'\", instead of reaching run (a TypeError) "
          "or being silently ignored",
-         SCHEMA[1] + "写上 \"additionalProperties\": false：这样工具不接受的参数会得到 "
+         SCHEMA[1] + "写上 \"additionalProperties\": false：这样带了工具不接受的参数，引擎会回应 "
          "\"unexpected argument 'verbose'\"，而不是传到 run 里（引发 TypeError），或者被悄悄忽略")
 STRING = (SCHEMA[0] + "Give path \"type\": \"string\" in \"properties\": a number is then "
           "answered \"path should be string\"",
-          SCHEMA[1] + "在 \"properties\" 里给 path 写上 \"type\": \"string\"：这样传数字会得到 "
-          "\"path should be string\"")
+          SCHEMA[1] + "在 \"properties\" 里给 path 写上 \"type\": \"string\"：这样传数字时，"
+          "引擎会回应 \"path should be string\"")
 TELL = ("raise ToolError with a sentence the model can act on, naming the path, and telling a "
         "directory (\"src is a directory; count_lines counts the lines of one file\": it picks a "
         "file inside) from a file that is not there (\"no such file: missing.py\")",
@@ -653,7 +653,7 @@ WINDOW = Exercise(
     run=refusing(lambda message, *args: bool(message.strip())), diagnose=_window_diagnose,
     domain=("lists of up to a dozen lines (empty ones, tabs, a lone CR, other scripts), with "
             "offsets and limits from 1 to past the end",
-            "至多十来行的列表（空行、制表符、单独的 CR、各种文字），offset 和 limit 从 1 "
+            "最多 12 行的列表（空行、制表符、单独的 CR、各种文字），offset 和 limit 从 1 "
             "一直到超过结尾"),
     examples=[(SHORT, 1, 2000), (STATS, 1, 5), (STATS, 6, 4), (STATS, 9, 3), (STATS, 9, 4),
               (STATS, 10, 50), (["print('hi')"], 1, 10), (SHORT, 9, 10), (SHORT, 4, 10)],

@@ -118,8 +118,8 @@ def _merge_examples() -> list[tuple[Path, list[Path]]]:
 MERGE = Exercise(
     "ch05.merge", merge, _merge_inputs, _merge_call, examples=_merge_examples(), max_examples=100,
     domain=("batches of up to six forks: none moved, some moved (deeper, up, elsewhere), "
-            "some back at start", "至多六个分叉的一批：没有移动的、移动过的（更深、往上、别处）、"
-            "又回到 start 的"),
+            "some back at start", "最多六个分叉组成的一批：有的没动过，有的移动过（往深处、往上、"
+            "去别处），有的又回到了 start"),
     rule=("go through the forks in call order, as the calls would have run in sequence: a fork "
           "that ended somewhere other than start moved the agent there; one at start did not "
           "move (or came back), and changes nothing; when no fork moved, or there is none, the "

@@ -670,17 +670,17 @@ def test_script_passes_any_script_that_runs_the_tests_and_quotes_what_they_print
 
 
 @pytest.mark.parametrize("turns, says", [
-    ([{"tool_calls": [BASH_TESTS]}], ["the script ran out", "end the script with a string"]),
+    ([{"tool_calls": [BASH_TESTS]}], ["a turn with tool calls is never the last one", "End the script with a string"]),
     ([{"tool_calls": [BASH_TESTS]}, "All 3 of 3 tests passed."],
-     ["your answer says '3 of 3 tests passed', but the tests printed '1 of 3 tests passed'", "never reads"]),
+     ["→  1 of 3 tests passed", "the final answer: 'All 3 of 3 tests passed.'", "never reads"]),
     ([{"tool_calls": [BASH_TESTS]}, "The tests ran."], ["the tests printed '1 of 3 tests passed'"]),
     (["1 of 3 tests passed"], ["no bash call ran the tests", "asked for no tool call at all"]),
     ([{"tool_calls": [{"name": "bash", "arguments": {"cmd": "python3 test_stats.py"}}]}, "1 of 3 tests passed"],
-     ['bash(cmd="python3 test_stats.py")  →  bad arguments for bash', 'ask for bash with the command']),
+     ['bash(cmd="python3 test_stats.py")  →  bad arguments for bash', 'bash takes its command as the argument']),
     ([{"tool_calls": [{"name": "bash", "arguments": {"command": "cat missing.txt"}}]}, "1 of 3 tests passed"],
      ["no bash call ran the tests", 'bash(command="cat missing.txt")  →']),
     ([{"text": "x", "calls": []}, "done"], ["not a script a ScriptedLLM can play", "unknown keys ['calls']"]),
-    ("python3 test_stats.py", ["should return a list of turns, got str"]),
+    ("python3 test_stats.py", ["should return a list of turns", "str: 'python3 test_stats.py'"]),
     ([{"fault": "auth"}], ["not a script a ScriptedLLM can play", "FaultyScriptedLLM plays faults"]),
 ], ids=["runs-out", "wrong-summary", "no-summary", "no-tool", "bad-arguments", "wrong-command", "bad-turn",
         "not-a-list", "model-error"])
