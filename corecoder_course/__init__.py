@@ -1,8 +1,8 @@
 """Helpers for the course notebooks: what a chapter calls, in one import.
 
-    from corecoder_course import (Gauge, Timeline, beside, call_timeline, check, context_gauge,
-                                  explore_edits, outline, record, scrub_stream, show,
-                                  step_through, workdir)
+    from corecoder_course import (Delegation, Gauge, Timeline, beside, call_timeline, check,
+                                  context_gauge, delegation_tree, explore_edits, outline,
+                                  record, scrub_stream, show, step_through, workdir)
 
     show(obj)                 the real source of a package object, highlighted
     check(name, answer)       run an exercise's offline checks; prints ✓ or a hint
@@ -16,6 +16,8 @@
     context_gauge(gauge)      how full the window was, round by round: bars, and rows as text
     Timeline()                a subscriber that numbers every call's steps in the order they happen
     call_timeline(timeline)   the steps of a batch's calls: a lane per call, and the list as text
+    Delegation()              a subscriber that keeps a parent's calls and each worker's apart
+    delegation_tree(tree)     parent → workers → their calls: a fold per worker, a tree as text
     workdir(name)             a fresh scratch folder, notebooks/.work/<name>
 
 The Chinese notebooks import the same helpers from `corecoder_course.zh`, where they speak
@@ -33,7 +35,9 @@ from .scratch import workdir
 from .scrubber import scrub_stream
 from .source import show
 from .timeline import Timeline, call_timeline
+from .tree import Delegation, delegation_tree
 from .viewer import step_through
 
-__all__ = ["Gauge", "Timeline", "beside", "call_timeline", "check", "context_gauge",
-           "explore_edits", "outline", "record", "scrub_stream", "show", "step_through", "workdir"]
+__all__ = ["Delegation", "Gauge", "Timeline", "beside", "call_timeline", "check", "context_gauge",
+           "delegation_tree", "explore_edits", "outline", "record", "scrub_stream", "show",
+           "step_through", "workdir"]

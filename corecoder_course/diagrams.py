@@ -252,8 +252,37 @@ def _batch() -> Diagram:
                        "一批调用，如同依次执行（第 5 章）"), boxes, arrows, text)
 
 
+def _team() -> Diagram:
+    boxes = {
+        "parent": (0, 0, say("the parent calls\nagent(tasks)", "父智能体调用\nagent(tasks)")),
+        "spawn": (1, 0, say("spawn builds each\nworker: fresh history",
+                            "spawn 造出每个 worker：\n全新的历史")),
+        "run": (2, 0, say("at most 4 at once,\nthe parent's gates",
+                          "同时最多 4 个，\n用父智能体的 gates")),
+        "reports": (2, 1, say("each report bounded;\na failure is its report",
+                              "每份报告有长度上限；\n失败只是它自己的报告")),
+        "order": (1, 1, say("reports joined\nin input order", "报告按输入\n顺序拼起来")),
+        "result": (0, 1, say("one tool result\nin the parent's history",
+                             "父智能体历史里\n只多一个工具结果")),
+    }
+    arrows = [("parent", "spawn", ""), ("spawn", "run", ""), ("run", "reports", ""),
+              ("reports", "order", ""), ("order", "result", "")]
+    text = say("the parent's model calls the agent tool with up to 8 tasks; the spawn it "
+               "was handed builds each worker with a fresh history, its own todo list and "
+               "working directory, and every tool but agent; at most 4 run at once, under the "
+               "parent's gates; each report is bounded, and a worker that fails gives only its "
+               "own report; the reports are joined in input order, and the parent's history "
+               "gains one tool result",
+               "父智能体的模型调用 agent 工具，最多带 8 个任务；交给它的 spawn 为每个 worker "
+               "造一个全新的历史，它有自己的待办列表和工作目录，除了 agent 之外的所有工具"
+               "都能用；同时最多跑 4 个，受父智能体的 gates 约束；每份报告都有长度上限，"
+               "失败的 worker 只影响它自己的报告；报告按输入顺序拼起来，父智能体的历史里"
+               "只多一个工具结果")
+    return Diagram(say("A team, bounded (chapter 6)", "有界的团队（第 6 章）"), boxes, arrows, text)
+
+
 DIAGRAMS = {"loop": _loop, "engine": _engine, "call": _call, "model": _model, "tiers": _tiers,
-            "batch": _batch}
+            "batch": _batch, "team": _team}
 
 
 def markdown(name: str, lang: str) -> str:

@@ -91,6 +91,9 @@ class Exercise:
     # and the value's type and repr; a seam says what was seen in its own words)
     show: Callable | None = None
     max_examples: int = 200
+    # whether a failing input is shrunk to the smallest that still fails: not where each failing
+    # try costs a wait (ch06.team: a task waits a second for a sibling that never runs)
+    shrink: bool = True
     equivalent: Mapping[str, str] = field(default_factory=dict)  # mutants that are no mistake
     tiered = True  # `check` passes the try's number: the shape is told from the second on
 
@@ -196,7 +199,7 @@ def _generated(exercise: Exercise, test: Callable) -> None:
                    deadline=None, verbosity=Verbosity.quiet, report_multiple_bugs=False,
                    suppress_health_check=list(HealthCheck),
                    phases=(Phase.explicit, Phase.generate)
-                   + ((Phase.shrink,) if _SHRINK.get() else ()))
+                   + ((Phase.shrink,) if _SHRINK.get() and exercise.shrink else ()))
     case = seed(zlib.crc32(exercise.name.encode()))(run(given(exercise.inputs())(test)))
     try:
         case()

@@ -1,14 +1,14 @@
 """The course helpers of the Chinese edition: the same helpers, speaking Chinese.
 
-    from corecoder_course.zh import (Gauge, Timeline, beside, call_timeline, check, context_gauge,
-                                     explore_edits, outline, record, scrub_stream, show,
-                                     step_through, workdir)
+    from corecoder_course.zh import (Delegation, Gauge, Timeline, beside, call_timeline, check,
+                                     context_gauge, delegation_tree, explore_edits, outline,
+                                     record, scrub_stream, show, step_through, workdir)
 
 A Chinese chapter imports its helpers from here, in its one cell tagged `language`;
 every other code cell is the English chapter's, character for character. `check`
 gives its verdict and hints in Chinese (and `beside` its comparison), `step_through` labels
-its rounds in Chinese, and `explore_edits`, `scrub_stream`, `context_gauge` and
-`call_timeline` their tables.
+its rounds in Chinese, and `explore_edits`, `scrub_stream`, `context_gauge`,
+`call_timeline` and `delegation_tree` their tables.
 What they show of the engine and the model (messages, tool results, code) stays as it is:
 it is what the model sees. (words.py says how.)
 """
@@ -17,6 +17,7 @@ from . import beside as _beside
 from . import call_timeline as _call_timeline
 from . import check as _check
 from . import context_gauge as _context_gauge
+from . import delegation_tree as _delegation_tree
 from . import explore_edits as _explore_edits
 from . import scrub_stream as _scrub_stream
 from . import step_through as _step_through
@@ -25,6 +26,7 @@ from .recording import outline, record
 from .scratch import workdir
 from .source import show
 from .timeline import Timeline
+from .tree import Delegation
 from .words import in_language
 
 check = in_language(_check, "zh")
@@ -33,7 +35,9 @@ step_through = in_language(_step_through, "zh")
 explore_edits = in_language(_explore_edits, "zh")
 scrub_stream = in_language(_scrub_stream, "zh")
 context_gauge = in_language(_context_gauge, "zh")
-call_timeline = in_language(_call_timeline, "zh")  # SPEAKING names these seven (a test holds it)
+call_timeline = in_language(_call_timeline, "zh")
+delegation_tree = in_language(_delegation_tree, "zh")  # SPEAKING names these (a test holds it)
 
-__all__ = ["Gauge", "Timeline", "beside", "call_timeline", "check", "context_gauge",
-           "explore_edits", "outline", "record", "scrub_stream", "show", "step_through", "workdir"]
+__all__ = ["Delegation", "Gauge", "Timeline", "beside", "call_timeline", "check", "context_gauge",
+           "delegation_tree", "explore_edits", "outline", "record", "scrub_stream", "show",
+           "step_through", "workdir"]

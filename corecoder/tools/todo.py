@@ -44,19 +44,25 @@ class TodoWrite(Tool):
     mutating = False
 
     def run(self, ws: Workspace, todos: list[dict]) -> str:
-        cleaned = [{"content": item["content"].strip(), "status": item["status"]} for item in todos]
-        for i, item in enumerate(cleaned):
-            if not item["content"]:
-                raise ToolError(f"todos[{i}].content is empty; say what the step is")
-        busy = [f"todos[{i}]" for i, item in enumerate(cleaned) if item["status"] == "in_progress"]
-        if len(busy) > 1:
-            raise ToolError(f"{len(busy)} items are in_progress ({', '.join(busy)}); keep at most "
-                            "one in progress")
-        ws.todos = cleaned  # a new list: the caller's list and the old one stay untouched
-        return render_todos(cleaned) or "todo list cleared"
+        ws.todos = check_todos(todos)
+        return render_todos(ws.todos) or "todo list cleared"
 
     def state(self, ws: Workspace) -> str:
         return f"Your todo list:\n{render_todos(ws.todos)}" if ws.todos else "Your todo list: none"
+
+
+def check_todos(todos: list[dict]) -> list[dict]:
+    """The list as the tool keeps it: each item's content stripped, an empty one refused, at
+    most one item in progress. A new list: the caller's, and the list kept before, stay as they
+    were. (A status outside MARKS never gets here: the schema's enum refused it.)"""
+    cleaned = [{"content": item["content"].strip(), "status": item["status"]} for item in todos]
+    for i, item in enumerate(cleaned):
+        if not item["content"]:
+            raise ToolError(f"todos[{i}].content is empty; say what the step is")
+    busy = [f"todos[{i}]" for i, item in enumerate(cleaned) if item["status"] == "in_progress"]
+    if len(busy) > 1:
+        raise ToolError(f"{len(busy)} items are in_progress ({', '.join(busy)}); keep one at most")
+    return cleaned
 
 
 def render_todos(todos: list[dict]) -> str:

@@ -304,3 +304,27 @@ def test_a_learner_plays_the_call_timeline_of_chapter_five(browser, lab, name):
     click_the_end_of_the_track(browser, timeline, nothing_played, end="left")
     exercises_unsolved_and_folded(browser, words["unsolved"], 3)
     save(browser)
+
+
+TREE = {  # what the delegation tree says (its twin's branches: not under the widget)
+    "06-delegation.ipynb": {"parent": "parent", "twin": "└─", "unsolved": "not implemented yet"},
+}
+
+
+@pytest.mark.parametrize("name", list(TREE))
+def test_a_learner_opens_a_worker_in_the_delegation_tree_of_chapter_six(browser, lab, name):
+    url, token, root = lab
+    words = TREE[name]
+    run_all(browser, url, token, name)
+    tree = on_screen(browser, "w.querySelector('.jupyter-widget-Accordion, .widget-accordion') "
+                              "&& w.textContent.includes('p3')", words["twin"])
+    assert words["parent"] in browser.evaluate(f"{tree}.innerText")
+    # open the second worker's fold, as a learner would: its calls are shown, and only its own
+    header = (f"[...{tree}.querySelectorAll('.jupyter-widget-Collapse-header, .p-Collapse-header')]"
+              ".find(h => h.innerText.includes('p2'))")
+    opened = (f"[...{tree}.querySelectorAll('.jupyter-widget-Collapse-open, .p-Collapse-open')]"
+              ".some(c => c.innerText.includes('read_file part2.py: ok') "
+              "&& !c.innerText.includes('part1.py'))")
+    click_until(browser, header, opened)
+    exercises_unsolved_and_folded(browser, words["unsolved"], 3)
+    save(browser)

@@ -297,13 +297,15 @@ def answer(source: str, name: str):
     2, the tools' pieces (Tool, ToolError, split_lines, whole_line_breaks, lines_of), Workspace and Path; in
     chapter 3, ToolCall and Usage (corecoder.messages), Price (corecoder.cli.pricing), json, and _is_json (an export
     cell of corecoder/stream.py); in chapter 5, ThreadPoolExecutor (the export cell of corecoder/executor.py
-    imports it)."""
+    imports it); in chapter 6, Agent, Cancellable and WORKER_ROUNDS (the export cells of corecoder/subagents.py)."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from corecoder.agent import Agent
     from corecoder.calls import admit, perform
     from corecoder.cli.pricing import Price
     from corecoder.messages import ToolCall, Usage
     from corecoder.stream import _is_json
+    from corecoder.subagents import WORKER_ROUNDS, Cancellable
     from corecoder.tool import Tool, ToolError, problems
     from corecoder.tools.edit import lines_of, whole_line_breaks
     from corecoder.tools.read import split_lines
@@ -314,7 +316,8 @@ def answer(source: str, name: str):
                  "Tool": Tool, "ToolError": ToolError, "split_lines": split_lines,
                  "whole_line_breaks": whole_line_breaks, "lines_of": lines_of, "Workspace": Workspace, "Path": Path,
                  "ToolCall": ToolCall, "Usage": Usage, "Price": Price, "_is_json": _is_json,
-                 "ThreadPoolExecutor": ThreadPoolExecutor}
+                 "ThreadPoolExecutor": ThreadPoolExecutor, "Agent": Agent, "Cancellable": Cancellable,
+                 "WORKER_ROUNDS": WORKER_ROUNDS}
     exec(textwrap.dedent(source), namespace)  # our own notebook's cell
     return namespace[name]
 
@@ -1672,6 +1675,359 @@ def file_key(workspace, path):  # os.path.normpath of the text: relative, and li
 def file_key(workspace, path):  # the right file, as text: a key is a Path
     return str((workspace.cwd / path).resolve())
 """],
+    "ch06.todos": ["""
+def check_todos(todos):  # hands back the caller's own list when nothing needed stripping
+    for i, t in enumerate(todos):
+        if not t["content"].strip():
+            raise ToolError(f"todos[{i}].content is empty")
+    if sum(t["status"] == "in_progress" for t in todos) > 1:
+        raise ToolError("more than one in_progress")
+    if all(t["content"] == t["content"].strip() for t in todos):
+        return todos
+    return [{"content": t["content"].strip(), "status": t["status"]} for t in todos]
+""", """
+def check_todos(todos):  # a new list, but of the caller's own dicts where nothing needed stripping
+    kept = []
+    for i, t in enumerate(todos):
+        if t["content"] != t["content"].strip():
+            t = {"content": t["content"].strip(), "status": t["status"]}
+        if not t["content"]:
+            raise ToolError(f"todos[{i}].content is empty")
+        kept.append(t)
+    if sum(t["status"] == "in_progress" for t in kept) > 1:
+        raise ToolError("more than one in_progress")
+    return kept
+""", """def check_todos(todos):  # strips each content in place and returns the caller's own list, changed
+    for i, item in enumerate(todos):
+        item["content"] = item["content"].strip()
+        if not item["content"]:
+            raise ToolError(f"todos[{i}].content is empty")
+    if sum(item["status"] == "in_progress" for item in todos) > 1:
+        raise ToolError("more than one item is in_progress")
+    return todos
+""", """
+def check_todos(todos):  # rstrip only: the spaces before a content are kept
+    kept = [{"content": t["content"].rstrip(), "status": t["status"]} for t in todos]
+    for i, item in enumerate(kept):
+        if not item["content"]:
+            raise ToolError(f"todos[{i}].content is empty")
+    if sum(item["status"] == "in_progress" for item in kept) > 1:
+        raise ToolError("more than one item is in_progress")
+    return kept
+""", """
+def check_todos(todos):  # strip(" "): a tab or a newline around a content is kept, and a tab alone passes
+    kept = [{"content": t["content"].strip(" "), "status": t["status"]} for t in todos]
+    for i, item in enumerate(kept):
+        if not item["content"]:
+            raise ToolError(f"todos[{i}].content is empty")
+    if sum(item["status"] == "in_progress" for item in kept) > 1:
+        raise ToolError("more than one item is in_progress")
+    return kept
+""", """
+def check_todos(todos):  # counts the items not pending: two done steps are refused
+    kept = [{"content": t["content"].strip(), "status": t["status"]} for t in todos]
+    for i, item in enumerate(kept):
+        if not item["content"]:
+            raise ToolError(f"todos[{i}].content is empty")
+    if sum(item["status"] != "pending" for item in kept) > 1:
+        raise ToolError("more than one item is in_progress")
+    return kept
+""", """
+def check_todos(todos):  # off by one: refuses a single item in progress
+    kept = [{"content": t["content"].strip(), "status": t["status"]} for t in todos]
+    for i, item in enumerate(kept):
+        if not item["content"]:
+            raise ToolError(f"todos[{i}].content is empty")
+    if sum(item["status"] == "in_progress" for item in kept) >= 1:
+        raise ToolError("an item is already in_progress")
+    return kept
+""", """
+def check_todos(todos):  # drops the empty items instead of refusing them
+    kept = [{"content": t["content"].strip(), "status": t["status"]} for t in todos if t["content"].strip()]
+    if sum(item["status"] == "in_progress" for item in kept) > 1:
+        raise ToolError("more than one item is in_progress")
+    return kept
+""", """
+def check_todos(todos):  # ValueError, not ToolError: the tool's caller does not turn it into words for the model
+    kept = [{"content": t["content"].strip(), "status": t["status"]} for t in todos]
+    for i, item in enumerate(kept):
+        if not item["content"]:
+            raise ValueError(f"todos[{i}].content is empty")
+    if sum(item["status"] == "in_progress" for item in kept) > 1:
+        raise ValueError("more than one item is in_progress")
+    return kept
+""", """
+def check_todos(todos):  # squeezes the spaces inside a content too: "run\\nthe tests" becomes "run the tests"
+    kept = [{"content": " ".join(t["content"].split()), "status": t["status"]} for t in todos]
+    for i, item in enumerate(kept):
+        if not item["content"]:
+            raise ToolError(f"todos[{i}].content is empty")
+    if sum(item["status"] == "in_progress" for item in kept) > 1:
+        raise ToolError("more than one item is in_progress")
+    return kept
+""", """
+def check_todos(todos):  # a new list, but of the caller's own items, stripped in place
+    kept = list(todos)
+    for i, item in enumerate(kept):
+        item["content"] = item["content"].strip()
+        if not item["content"]:
+            raise ToolError(f"todos[{i}].content is empty")
+    if sum(item["status"] == "in_progress" for item in kept) > 1:
+        raise ToolError("more than one item is in_progress")
+    return kept
+"""],
+    "ch06.team": ["""
+def run_team(tasks, work, at_once):  # wave by wave: a wave's fast workers wait for its slowest
+    def report(task):
+        try:
+            return work(task)
+        except Exception as e:
+            return f"[failed: {type(e).__name__}: {e}]"
+
+    reports = []
+    with ThreadPoolExecutor(max_workers=at_once) as pool:
+        for start in range(0, len(tasks), at_once):
+            wave = [pool.submit(report, task) for task in tasks[start:start + at_once]]
+            reports += [future.result() for future in wave]
+    return reports
+""", """def run_team(tasks, work, at_once):  # as_completed: the reports in the order they finish
+    from concurrent.futures import as_completed
+
+    def report(task):
+        try:
+            return work(task)
+        except Exception as e:
+            return f"[failed: {type(e).__name__}: {e}]"
+
+    with ThreadPoolExecutor(max_workers=at_once) as pool:
+        return [f.result() for f in as_completed([pool.submit(report, task) for task in tasks])]
+""", """
+def run_team(tasks, work, at_once):  # pool.map of work itself: the first failure raises, the other reports are lost
+    with ThreadPoolExecutor(max_workers=at_once) as pool:
+        return list(pool.map(work, tasks))
+""", """
+def run_team(tasks, work, at_once):  # a thread per task: at_once is ignored
+    import threading
+    reports = [None] * len(tasks)
+
+    def run(i):
+        try:
+            reports[i] = work(tasks[i])
+        except Exception as e:
+            reports[i] = f"[failed: {type(e).__name__}: {e}]"
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(tasks))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return reports
+""", """
+def run_team(tasks, work, at_once):  # one task after the other: never a team
+    reports = []
+    for task in tasks:
+        try:
+            reports.append(work(task))
+        except Exception as e:
+            reports.append(f"[failed: {type(e).__name__}: {e}]")
+    return reports
+""", """
+def run_team(tasks, work, at_once):  # catches only some errors: a KeyError ends the whole team
+    def report(task):
+        try:
+            return work(task)
+        except (RuntimeError, ValueError, OSError) as e:
+            return f"[failed: {type(e).__name__}: {e}]"
+
+    with ThreadPoolExecutor(max_workers=at_once) as pool:
+        futures = [pool.submit(report, task) for task in tasks]
+        return [future.result() for future in futures]
+""", """
+def run_team(tasks, work, at_once):  # the error's repr: "[failed: RuntimeError('disk full')]"
+    def report(task):
+        try:
+            return work(task)
+        except Exception as e:
+            return f"[failed: {e!r}]"
+
+    with ThreadPoolExecutor(max_workers=at_once) as pool:
+        futures = [pool.submit(report, task) for task in tasks]
+        return [future.result() for future in futures]
+""", """
+def run_team(tasks, work, at_once):  # each report waited for as soon as it is submitted: one at a time
+    def report(task):
+        try:
+            return work(task)
+        except Exception as e:
+            return f"[failed: {type(e).__name__}: {e}]"
+
+    with ThreadPoolExecutor(max_workers=at_once) as pool:
+        return [pool.submit(report, task).result() for task in tasks]
+""", """
+def run_team(tasks, work, at_once):  # off by one: a pool of at_once + 1
+    def report(task):
+        try:
+            return work(task)
+        except Exception as e:
+            return f"[failed: {type(e).__name__}: {e}]"
+
+    with ThreadPoolExecutor(max_workers=at_once + 1) as pool:
+        futures = [pool.submit(report, task) for task in tasks]
+        return [future.result() for future in futures]
+""", """
+def run_team(tasks, work, at_once):  # a pool of min(at_once, len(tasks)): max_workers=0 for no task
+    def report(task):
+        try:
+            return work(task)
+        except Exception as e:
+            return f"[failed: {type(e).__name__}: {e}]"
+
+    with ThreadPoolExecutor(max_workers=min(at_once, len(tasks))) as pool:
+        futures = [pool.submit(report, task) for task in tasks]
+        return [future.result() for future in futures]
+""", """
+def run_team(tasks, work, at_once):  # the reports under their tasks, a dict: not a list in input order
+    def report(task):
+        try:
+            return work(task)
+        except Exception as e:
+            return f"[failed: {type(e).__name__}: {e}]"
+
+    with ThreadPoolExecutor(max_workers=at_once) as pool:
+        futures = {task: pool.submit(report, task) for task in tasks}
+        return {task: future.result() for task, future in futures.items()}
+"""],
+    "ch06.reviewer": ["""
+def read_only_workers(parent):  # the parent's model as it is: a worker runs on after the parent stops
+    def spawn(name, task, workspace):
+        tools = [t for t in parent.tools.values() if not t.mutating]
+        worker = Agent(parent.llm, tools, cwd=workspace.cwd, max_rounds=WORKER_ROUNDS, gates=parent.gates)
+        return worker.chat(task)
+    return spawn
+""", """
+def read_only_workers(parent):  # no cwd: the worker reads wherever the process happens to be
+    def spawn(name, task, workspace):
+        tools = [t for t in parent.tools.values() if not t.mutating]
+        worker = Agent(Cancellable(parent.llm, workspace.cancelled), tools, max_rounds=WORKER_ROUNDS,
+                       gates=parent.gates)
+        return worker.chat(task)
+    return spawn
+""", """
+def read_only_workers(parent):  # no gates: the worker reads what the user's gate refuses
+    def spawn(name, task, workspace):
+        tools = [t for t in parent.tools.values() if not t.mutating]
+        worker = Agent(Cancellable(parent.llm, workspace.cancelled), tools, cwd=workspace.cwd,
+                       max_rounds=WORKER_ROUNDS)
+        return worker.chat(task)
+    return spawn
+""", """from corecoder.agent import Agent
+from corecoder.subagents import WORKER_ROUNDS, Cancellable
+
+def read_only_workers(parent):  # drops write_file and edit_file by name: bash and agent are left in
+    def spawn(name, task, workspace):
+        tools = [t for t in parent.tools.values() if t.name not in ("write_file", "edit_file")]
+        worker = Agent(Cancellable(parent.llm, workspace.cancelled), tools, cwd=workspace.cwd,
+                       max_rounds=WORKER_ROUNDS, gates=parent.gates)
+        return worker.chat(task)
+
+    return spawn
+""", """
+from corecoder.agent import Agent
+from corecoder.subagents import WORKER_ROUNDS, Cancellable
+
+def read_only_workers(parent):  # drops write_file, edit_file and bash by name: agent is left in
+    def spawn(name, task, workspace):
+        tools = [t for t in parent.tools.values() if t.name not in ("write_file", "edit_file", "bash")]
+        worker = Agent(Cancellable(parent.llm, workspace.cancelled), tools, cwd=workspace.cwd,
+                       max_rounds=WORKER_ROUNDS, gates=parent.gates)
+        return worker.chat(task)
+
+    return spawn
+""", """
+from corecoder.agent import Agent
+from corecoder.subagents import WORKER_ROUNDS, Cancellable
+
+def read_only_workers(parent):  # every tool of the parent's: a reviewer may write, run and delegate
+    def spawn(name, task, workspace):
+        worker = Agent(Cancellable(parent.llm, workspace.cancelled), list(parent.tools.values()),
+                       cwd=workspace.cwd, max_rounds=WORKER_ROUNDS, gates=parent.gates)
+        return worker.chat(task)
+
+    return spawn
+""", """
+from corecoder.agent import Agent
+from corecoder.subagents import WORKER_ROUNDS, Cancellable
+
+def read_only_workers(parent):  # the engine's workers: every tool but agent
+    def spawn(name, task, workspace):
+        tools = [t for t in parent.tools.values() if t.name != "agent"]
+        worker = Agent(Cancellable(parent.llm, workspace.cancelled), tools, cwd=workspace.cwd,
+                       max_rounds=WORKER_ROUNDS, gates=parent.gates)
+        return worker.chat(task)
+
+    return spawn
+""", """
+from corecoder.agent import Agent
+from corecoder.subagents import WORKER_ROUNDS, Cancellable
+
+def read_only_workers(parent):  # an allow-list of read_file, grep and glob: todo_write, which only reads, is missing
+    def spawn(name, task, workspace):
+        tools = [t for t in parent.tools.values() if t.name in ("read_file", "grep", "glob")]
+        worker = Agent(Cancellable(parent.llm, workspace.cancelled), tools, cwd=workspace.cwd,
+                       max_rounds=WORKER_ROUNDS, gates=parent.gates)
+        return worker.chat(task)
+
+    return spawn
+""", """
+from corecoder.agent import Agent
+from corecoder.subagents import WORKER_ROUNDS, Cancellable
+
+def read_only_workers(parent):  # hands the worker its name, not its task
+    def spawn(name, task, workspace):
+        tools = [t for t in parent.tools.values() if not t.mutating]
+        worker = Agent(Cancellable(parent.llm, workspace.cancelled), tools, cwd=workspace.cwd,
+                       max_rounds=WORKER_ROUNDS, gates=parent.gates)
+        return worker.chat(name)
+
+    return spawn
+""", """
+from corecoder.agent import Agent
+from corecoder.subagents import WORKER_ROUNDS, Cancellable
+
+def read_only_workers(parent):  # one worker for the whole team: the reviewers share a history
+    tools = [t for t in parent.tools.values() if not t.mutating]
+    worker = Agent(Cancellable(parent.llm, parent.workspace.cancelled), tools, cwd=parent.workspace.cwd,
+                   max_rounds=WORKER_ROUNDS, gates=parent.gates)
+
+    def spawn(name, task, workspace):
+        return worker.chat(task)
+
+    return spawn
+""", """
+from corecoder.agent import Agent
+from corecoder.subagents import WORKER_ROUNDS, Cancellable
+from corecoder.tools import default_tools
+
+def read_only_workers(parent):  # fresh built-in tools, not the parent's: its todo list is missing
+    def spawn(name, task, workspace):
+        tools = [t for t in default_tools() if not t.mutating]
+        worker = Agent(Cancellable(parent.llm, workspace.cancelled), tools, cwd=workspace.cwd,
+                       max_rounds=WORKER_ROUNDS, gates=parent.gates)
+        return worker.chat(task)
+
+    return spawn
+""", """
+from corecoder.agent import Agent
+from corecoder.subagents import WORKER_ROUNDS, Cancellable
+
+def read_only_workers(parent):  # returns the worker, never runs it
+    def spawn(name, task, workspace):
+        tools = [t for t in parent.tools.values() if not t.mutating]
+        return Agent(Cancellable(parent.llm, workspace.cancelled), tools, cwd=workspace.cwd,
+                     max_rounds=WORKER_ROUNDS, gates=parent.gates)
+
+    return spawn
+"""],
 }
 
 
@@ -1852,6 +2208,123 @@ def file_key(workspace, path):  # the engine's way: workspace.resolve, then reso
 def file_key(workspace, path):  # os.path.realpath of the joined path, as a Path
     import os
     return Path(os.path.realpath(os.path.join(workspace.cwd, path)))
+"""],
+    "ch06.todos": ["""
+def check_todos(todos):  # each item copied with its content replaced; in-progress items counted in the loop
+    kept, busy = [], 0
+    for i, item in enumerate(todos):
+        content = item["content"].strip()
+        if content == "":
+            raise ToolError(f"item {i + 1} says nothing: give it a content")
+        busy += item["status"] == "in_progress"
+        kept.append({**item, "content": content})
+    if busy >= 2:
+        raise ToolError(f"{busy} items are in_progress; only one may be")
+    return kept
+""", """
+def check_todos(todos):  # a deep copy of the caller's list, stripped in place; the busy ones found with filter
+    import copy
+    kept = copy.deepcopy(todos)
+    for item in kept:
+        item["content"] = item["content"].strip()
+    empty = [i for i, item in enumerate(kept) if not item["content"]]
+    if empty:
+        raise ToolError(f"todos{empty} are empty")
+    if len(list(filter(lambda item: item["status"] == "in_progress", kept))) > 1:
+        raise ToolError("keep one item in_progress at most")
+    return kept
+"""],
+    "ch06.team": ["""
+def run_team(tasks, work, at_once):  # pool.map of a function that catches: map yields in input order
+    def report(task):
+        try:
+            return work(task)
+        except Exception as e:
+            return "[failed: %s: %s]" % (type(e).__name__, e)
+
+    with ThreadPoolExecutor(at_once) as pool:
+        return list(pool.map(report, tasks))
+""", """
+def run_team(tasks, work, at_once):  # a thread per task, each started once a semaphore of at_once lets it in
+    import threading
+    slots, reports, threads = threading.Semaphore(at_once), [None] * len(tasks), []
+
+    def run(i):
+        try:
+            reports[i] = work(tasks[i])
+        except Exception as e:
+            reports[i] = f"[failed: {type(e).__name__}: {e}]"
+        finally:
+            slots.release()
+
+    for i in range(len(tasks)):
+        slots.acquire()
+        threads.append(threading.Thread(target=run, args=(i,)))
+        threads[-1].start()
+    for thread in threads:
+        thread.join()
+    return reports
+""", """
+def run_team(tasks, work, at_once):  # at_once threads that take the tasks from a queue, in order
+    import queue
+    import threading
+    todo, reports = queue.Queue(), [None] * len(tasks)
+    for i, task in enumerate(tasks):
+        todo.put((i, task))
+
+    def worker():
+        while True:
+            try:
+                i, task = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                reports[i] = work(task)
+            except Exception as e:
+                reports[i] = f"[failed: {type(e).__name__}: {e}]"
+
+    threads = [threading.Thread(target=worker) for _ in range(at_once)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return reports
+"""],
+    "ch06.reviewer": ["""
+def read_only_workers(parent):  # the worker's events passed up to the parent, as workers() does
+    from corecoder.events import WorkerEvent
+
+    def spawn(name, task, workspace):
+        tools = [t for t in parent.tools.values() if not t.mutating]
+        worker = Agent(Cancellable(parent.llm, workspace.cancelled), tools, cwd=workspace.cwd,
+                       max_rounds=WORKER_ROUNDS, gates=parent.gates)
+        worker.subscribe(lambda event: parent.emit(WorkerEvent(name, event)))
+        return worker.chat(task)
+    return spawn
+""", """from corecoder.agent import Agent
+from corecoder.subagents import WORKER_ROUNDS, Cancellable
+
+def read_only_workers(parent):  # as workers() builds one (prompt, executor, cancelled), with the read-only tools
+    def spawn(name, task, workspace):
+        readers = [tool for tool in parent.tools.values() if tool.mutating is False]
+        sub = Agent(Cancellable(parent.llm, workspace.cancelled), readers, cwd=workspace.cwd,
+                    prompt=parent.prompt, prompt_parts=parent.prompt_parts, max_rounds=WORKER_ROUNDS,
+                    executor=parent.executor, gates=parent.gates)
+        sub.workspace.cancelled = workspace.cancelled
+        return sub.chat(task)
+
+    return spawn
+""", """
+from corecoder.agent import Agent
+from corecoder.subagents import WORKER_ROUNDS, Cancellable
+
+def read_only_workers(parent):  # the tools found by filter(), keyword arguments in another order
+    def spawn(name, task, workspace):
+        model = Cancellable(llm=parent.llm, cancelled=workspace.cancelled)
+        tools = list(filter(lambda tool: not tool.mutating, parent.tools.values()))
+        return Agent(model, tools, gates=parent.gates, max_rounds=WORKER_ROUNDS, cwd=workspace.cwd).chat(task)
+
+    return spawn
 """],
 }
 

@@ -72,3 +72,22 @@ def test_the_call_timeline_speaks_chinese_and_still_does_after_a_slide():
     assert slider.description == "步骤" and "步骤" in page.value
     slider.value = 1
     assert "步骤" in page.value and "step" not in page.value
+
+
+def test_the_delegation_tree_speaks_chinese_and_keeps_each_workers_calls_apart_in_input_order():
+    from corecoder.events import Finished, ToolCallFinished, WorkerEvent
+    from corecoder.messages import ToolCall
+    from corecoder_course.tree import Delegation, text, tree_widget
+
+    tree = Delegation()
+    team = ToolCall("c1", "agent", '{"tasks": [{"name": "p1", "task": "a"}, {"name": "p2", "task": "b"}]}')
+    for worker in ("p2", "p1"):  # p2 finishes first: the tree still shows p1 first
+        tree(WorkerEvent(worker, ToolCallFinished(ToolCall("x", "read_file", '{"path": "a.py"}'), "ok", "ok")))
+        tree(WorkerEvent(worker, Finished("done", "answer")))
+    tree(ToolCallFinished(team, "## p1 ...", "ok"))
+    with speaking("zh"):
+        shown, box = text(tree), tree_widget(tree)
+    assert shown.index("p1") < shown.index("p2") and "父智能体" in shown and "结束（answer）" in shown
+    folds = box.children[-1]
+    assert [folds.get_title(k) for k in range(2)] == ["p1 · 1 个调用", "p2 · 1 个调用"]
+    assert "read_file a.py: ok" in folds.children[0].value and "finished" not in folds.children[0].value
