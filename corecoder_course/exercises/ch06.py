@@ -286,8 +286,9 @@ def _futures_in_order(work: _Work) -> Iterator[None]:
     def in_order(name):
         def complete(future, value):
             task = work.task_of(value)
-            if task in work.after:  # it has finished its work: it completes soon, load or not
-                completed[work.after[task]].wait(IN_ORDER)
+            before = work.after.get(task)
+            if before and work.done[before].is_set():  # its work is done: it completes soon
+                completed[before].wait(IN_ORDER)
             real[name](future, value)
             if task:
                 completed[task].set()
