@@ -60,8 +60,8 @@ def _started(call) -> list[str]:
 def _called(call) -> str:
     """A call as one short line: its tool and its first argument's value (of a team: how many
     workers)."""
-    if call.name == "agent" and len(_started(call)) > 1:
-        n = len(_started(call))
+    n = len(_started(call))
+    if n > 1:
         return say(f"agent, a team of {n}", f"agent，{n} 个 worker 的团队")
     try:
         args = json.loads(call.arguments or "{}")
