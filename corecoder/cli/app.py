@@ -161,6 +161,8 @@ def start_mcp(config: Config, cwd: Path, agent: Agent, warn, trusted: bool = Tru
         if row.state != "ready":
             warn(f"MCP server {row.name} is {row.state}: {row.note} "
                  f"(/mcp reconnect {row.name} to retry)")
+    for note in hub.renamed():  # two servers' tools of one name once sanitized: both are offered
+        warn(note)
     hub.attach(agent)
     return hub
 

@@ -90,6 +90,7 @@ class MCPClient:
         self.warnings: deque[str] = deque(maxlen=50)
         self.stderr: deque[str] = deque(maxlen=200)
         self.tools: list[dict] = []  # as the server describes them
+        self.tools_changed = threading.Event()  # the server said so; the hub lists them anew
         self.protocol_version = ""
         self.process: subprocess.Popen | None = None
         self.lock = threading.Lock()  # guards process, state and pending across threads
@@ -143,6 +144,7 @@ class MCPClient:
     def list_tools(self, deadline: float | None = None) -> list[dict]:
         """Every tool, page by page, following nextCursor until there is none."""
         deadline = deadline or time.monotonic() + self.startup_timeout
+        self.tools_changed.clear()  # before the first page: a change announced meanwhile is kept
         tools, cursor, seen = [], None, set()
         while True:
             page = self.request("tools/list", {"cursor": cursor} if cursor else None,
@@ -249,8 +251,7 @@ class MCPClient:
                 self._send(process, {"jsonrpc": "2.0", "id": message["id"], **reply})
         elif "method" in message:
             if message["method"] == "notifications/tools/list_changed":
-                self.warnings.append(f"the server's tools changed: `/mcp reconnect {self.name}` "
-                                     "gives the agent the new ones")
+                self.tools_changed.set()
         elif isinstance(message.get("id"), (int, str)):
             with self.lock:
                 waiter = self.pending.pop(message["id"], None)

@@ -2,19 +2,24 @@
 
 The hub starts every server at once (a slow or broken one delays nobody and stops
 nothing: its error is kept for /mcp) and gives their tools to the agent. A server may
-announce new tools at any moment; they reach the agent with `/mcp reconnect`, so a
-round never sees its tools change under it.
+announce new tools at any moment; the hub lists them as the agent's next round starts,
+on the loop's own thread, so a round never sees its tools change under it.
+
+Two servers' names may be one once sanitized (`a.b` and `a_b`): the tool named first keeps
+the name, the later one is offered under a name of its own, and the user is told.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from pathlib import Path
 from typing import NamedTuple
 
+from ..events import RoundStarted
 from .client import CALL_TIMEOUT, STARTUP_TIMEOUT, MCPClient, MCPError
 from .config import ServerSpec
-from .tools import MCPTool
+from .tools import MAX_NAME, MCPTool, tool_name
 
 
 class ServerStatus(NamedTuple):
@@ -46,9 +51,19 @@ class MCPHub:
         return [tool for made in self.made.values() for tool in made.values()]
 
     def attach(self, agent) -> None:
-        """Give the agent these tools; a reconnect swaps in a server's tools as they are then."""
+        """Give the agent these tools; a reconnect, or a change a server announces, swaps in
+        that server's tools as they are then."""
         self.agent = agent
         agent.update_tools(add=self.tools())
+        agent.subscribe(self._take_changes)
+
+    def renamed(self, server: str | None = None) -> list[str]:
+        """A line for each tool offered under a name not its own (of one server, or of all):
+        what the command says at start, and /mcp keeps."""
+        return [f"MCP server {t.client.name}: its tool {t.remote!r} is offered as {t.name}, "
+                f"since {tool_name(t.client.name, t.remote)} names another tool"
+                for t in self.tools() if server in (None, t.client.name)
+                and t.name != tool_name(t.client.name, t.remote)]
 
     def reconnect(self, name: str) -> ServerStatus:
         """Stop one server, start it again, and give the agent its tools as they are now."""
@@ -80,21 +95,37 @@ class MCPHub:
             client.state, client.error = "error", f"{type(e).__name__}: {e}"
             return False
 
+    def _take_changes(self, event) -> None:
+        """As a round starts, before its request is built: list anew the tools of each server
+        that said they changed. A listing that fails leaves the old tools, and says why in /mcp."""
+        if not isinstance(event, RoundStarted):
+            return
+        for name, client in self.clients.items():
+            if client.state == "ready" and client.tools_changed.is_set():
+                try:
+                    client.list_tools()
+                    self._make_tools(name)
+                except Exception as e:  # an MCPError, or a bug: either way the round goes on
+                    client.error = (f"its tools changed, but listing them failed ({e}); the agent "
+                                    f"keeps the old ones: `/mcp reconnect {name}` lists them anew")
+
     def _make_tools(self, name: str) -> None:
         """Wrap the server's current tools, and swap them in for the ones the agent has."""
-        made = {}
+        client, made = self.clients[name], {}
         # another server's names too: `a.b` and `a_b` are one name once sanitized
         taken = {tool for other, tools in self.made.items() if other != name for tool in tools}
-        for info in self.clients[name].tools:
-            tool = MCPTool(self.clients[name], info)
-            if tool.name in made or tool.name in taken:  # the same once sanitized or cut to 64
-                self.clients[name].warnings.append(f"skipped the tool {info['name']!r}: its name, "
-                                                   f"{tool.name}, is already taken")
-                continue
+        for info in client.tools:
+            tool = MCPTool(client, info)
+            while tool.name in made or tool.name in taken:  # the same once sanitized or cut to 64
+                # A name of its own, the same at every start; the name it tries is in the hash
+                # too, so should even that one be taken, the next try differs.
+                mark = hashlib.sha256(f"{name}\0{tool.remote}\0{tool.name}".encode()).hexdigest()
+                tool.name = f"{tool.name[:MAX_NAME - 7]}_{mark[:6]}"
             made[tool.name] = tool
         if self.agent is not None:
             self.agent.update_tools(add=made.values(), remove=self.made[name])
         self.made[name] = made
+        client.warnings.extend(n for n in self.renamed(name) if n not in client.warnings)
 
 
 def at_once(fn, names: list[str]) -> None:

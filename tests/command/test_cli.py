@@ -597,6 +597,20 @@ def test_mcp_servers_from_mcp_json_become_tools(tmp_path):
     assert "hi" in told(server)[0]
 
 
+def test_a_tool_renamed_because_another_servers_tool_had_its_name_is_said_at_start(tmp_path):
+    script = str(Path(__file__).parents[1] / "mcp_servers" / "bad_server.py")
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {
+        name: {"command": sys.executable, "args": [script]} for name in ("my_tools", "my.tools")}}))
+    with ScriptServer(["done"]) as server:
+        run = corecoder("-p", "hi", "--yes", cwd=tmp_path, env=environment(server, tmp_path))
+    assert run.returncode == 0, run.stderr
+    offered = [t["function"]["name"] for t in server.requests[0]["body"]["tools"]]
+    [renamed] = [name for name in offered if name.startswith("mcp__my_tools__echo_")]
+    assert "mcp__my_tools__echo" in offered
+    assert (f"warning: MCP server my.tools: its tool 'echo' is offered as {renamed}, "
+            "since mcp__my_tools__echo names another tool") in run.stderr
+
+
 def test_mcp_status_and_reconnect_in_the_repl(repl, tmp_path):
     from corecoder.mcp import MCPHub, ServerSpec
 

@@ -6,6 +6,7 @@ Every server process a test starts is ended by the time the test is over; the
 
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -271,23 +272,46 @@ def test_a_notification_before_the_initialize_reply_is_not_taken_for_it(hubs):
     assert hub.status()[0].state == "ready" and len(hub.tools()) == 5
 
 
-def test_a_change_a_server_announces_is_noted_for_a_reconnect_and_the_session_keeps_its_tools(hubs, tmp_path):
+def test_a_tool_a_server_adds_mid_call_is_offered_at_the_next_round_by_the_same_process(
+        hubs, tmp_path):
     hub = hubs()
+    pid = hub.clients["bad"].process.pid
     llm = ScriptedLLM([{"tool_calls": [{"name": "mcp__bad__grow"}]},
-                       {"tool_calls": [{"name": "mcp__bad__extra"}]}, "done", "done again"])
+                       {"tool_calls": [{"name": "mcp__bad__extra"}]}, "done"])
     agent = Agent(llm, tools=[], cwd=tmp_path)
     hub.attach(agent)
     assert agent.chat("grow, then use the new tool") == "done"
-    assert "mcp__bad__extra" not in llm.requests[1]["tools"]  # no tool changes under a running session
-    assert agent.messages[4]["content"].startswith("unknown tool 'mcp__bad__extra'")
-    for _ in range(50):  # the notice comes on the reader thread
-        if "/mcp reconnect bad" in hub.status()[0].note:
-            break
-        time.sleep(0.02)
-    assert "tools changed" in hub.status()[0].note and "/mcp reconnect bad" in hub.status()[0].note
-    hub.reconnect("bad")
-    assert agent.chat("and now?") == "done again"
-    assert "mcp__bad__grow" in llm.requests[-1]["tools"]
+    check_history(agent.messages)
+    # grow sends list_changed before its answer, and the reader handles lines in order: the mark
+    # is set by the time the call returns, and the next round's request offers the new tool
+    assert "mcp__bad__extra" not in llm.requests[0]["tools"]
+    assert "mcp__bad__extra" in llm.requests[1]["tools"]
+    assert [m["content"] for m in agent.messages if m["role"] == "tool"] == ["grown", "extra ran"]
+    assert hub.clients["bad"].process.pid == pid  # listed anew, not restarted
+    assert hub.status()[0] == ("bad", "ready", 6, "")
+
+
+def test_a_failed_listing_of_changed_tools_keeps_the_old_ones_and_says_why(hubs, tmp_path):
+    hub = hubs("--list-once")
+    grow = {"name": "mcp__bad__grow"}
+    echo = {"name": "mcp__bad__echo", "arguments": {"text": "still here"}}
+    llm = ScriptedLLM([{"tool_calls": [grow]}, {"tool_calls": [echo]}, "done"])
+    agent = Agent(llm, tools=[], cwd=tmp_path)
+    hub.attach(agent)
+    assert agent.chat("grow, then carry on") == "done"
+    check_history(agent.messages)
+    assert llm.requests[1]["tools"] == llm.requests[0]["tools"]  # the five it had
+    assert [m["content"] for m in agent.messages if m["role"] == "tool"] == ["grown", "still here"]
+    row = hub.status()[0]
+    assert (row.state, row.tools) == ("ready", 5)
+    assert row.note == ("its tools changed, but listing them failed (tools/list refused: listing "
+                        "is broken (JSON-RPC error -32603)); the agent keeps the old ones: "
+                        "`/mcp reconnect bad` lists them anew")
+
+
+def test_a_change_announced_while_the_tools_are_listed_is_kept_for_the_next_round(hubs):
+    hub = hubs("--notify-listing")  # the notice comes after the listing began, before its answer
+    assert hub.clients["bad"].tools_changed.is_set()
 
 
 # -- through the agent -------------------------------------------------------------
@@ -334,7 +358,7 @@ def test_the_npm_everything_server(spawned, tmp_path):
         assert tmp_path.resolve().as_uri() in run(hub, "mcp__ev__get-roots-list")  # it asked us: roots/list
         agent = Agent(ScriptedLLM(["ok"]), tools=[], cwd=tmp_path)
         hub.attach(agent)
-        assert agent.chat("hi") == "ok"  # its list_changed after initialize: noted, nothing lost
+        assert agent.chat("hi") == "ok"  # its list_changed after initialize: listed anew
         assert "mcp__ev__echo" in agent.tools
     finally:
         hub.close()
@@ -351,16 +375,38 @@ def test_a_server_that_stops_reading_its_input_fails_the_call_in_bounded_time(hu
     assert hub.status()[0].state == "dead"
 
 
-def test_a_second_server_cannot_shadow_the_first_ones_tools(hubs):
-    """`b.d` and `b_d` are one name once sanitized: the second server's echo is skipped, and
-    says so, rather than silently taking the first one's place."""
-    twin = ServerSpec("b.d", sys.executable, [str(SERVERS / "bad_server.py")])
-    first = ServerSpec("b_d", sys.executable, [str(SERVERS / "bad_server.py")])
+def test_a_tool_whose_name_another_servers_tool_has_once_sanitized_is_offered_under_its_own(hubs):
+    """`b.d` and `b_d` are one name once sanitized: the first server keeps mcp__b_d__environ, the
+    second's gets a name of its own, says so, and each call reaches its own server."""
+    command = [str(SERVERS / "bad_server.py"), "--environ"]
+    first = ServerSpec("b_d", sys.executable, command, {"WHO": "first"})
+    twin = ServerSpec("b.d", sys.executable, command, {"WHO": "twin"})
     hub = hubs(extra={"b_d": first, "b.d": twin})
-    assert sum(tool.name == "mcp__b_d__echo" for tool in hub.tools()) == 1
-    [echo] = [tool for tool in hub.tools() if tool.name == "mcp__b_d__echo"]
-    assert echo.client is hub.clients["b_d"]
-    assert "skipped the tool 'echo': its name, mcp__b_d__echo, is already taken" in hub.clients["b.d"].warnings
+    environs = {tool.client.name: tool for tool in hub.tools() if tool.remote == "environ"}
+    assert environs["b_d"].name == "mcp__b_d__environ"
+    renamed = environs["b.d"].name
+    assert re.fullmatch(r"mcp__b_d__environ_[0-9a-f]{6}", renamed)
+    assert len(tools_of(hub)) == len(hub.tools()) == 17  # three servers' tools, each named apart
+    assert json.loads(run(hub, "mcp__b_d__environ"))["WHO"] == "first"
+    assert json.loads(run(hub, renamed))["WHO"] == "twin"
+    said = (f"MCP server b.d: its tool 'environ' is offered as {renamed}, "
+            "since mcp__b_d__environ names another tool")
+    assert said in hub.renamed() and said in hub.clients["b.d"].warnings
+    assert not any("offered as" in warning for warning in hub.clients["b_d"].warnings)
+
+
+def test_tools_whose_names_are_one_once_cut_to_64_characters_each_get_a_name_of_their_own(hubs):
+    # with mcp__ in front, more than 64 characters: all of a server's tools are one name once cut
+    long = "a-server-whose-name-alone-takes-up-more-than-the-sixty-four-characters"
+    extra = {name: ServerSpec(name, sys.executable, [str(SERVERS / "bad_server.py")])
+             for name in (long, long + "2")}
+    hub = hubs(extra=extra)
+    names = [tool.name for tool in hub.tools()]
+    assert len(set(names)) == len(names) == 15
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name) for name in names)
+    first = tools_of(hub)[tool_name(long, "echo")]
+    assert (first.client.name, first.remote) == (long, "echo")  # the first of them keeps its name
+    assert len(hub.renamed()) == 9  # the other four of its tools, and all five of the next server's
 
 
 def test_a_line_without_end_on_a_servers_stdout_is_read_past_in_bounded_pieces():

@@ -15,6 +15,8 @@ Each flag switches on one way real servers go wrong:
     --odd-schema      also serve the tool `odd`, whose input schema is malformed (an enum that is
                       a number); it answers with the arguments it got
     --flood-mb N      before answering each tools/call, write one line of N MB on stdout
+    --list-once       answer tools/list the first time only: every later one is refused
+    --notify-listing  send notifications/tools/list_changed before each tools/list answer
 
 Tools: echo (text back), crash (the process dies mid-call), hang (never answered),
 grow (adds the tool `extra` and sends notifications/tools/list_changed before its reply),
@@ -81,7 +83,10 @@ def main() -> None:
     parser.add_argument("--environ", action="store_true")
     parser.add_argument("--odd-schema", action="store_true")
     parser.add_argument("--flood-mb", type=int, default=0)
+    parser.add_argument("--list-once", action="store_true")
+    parser.add_argument("--notify-listing", action="store_true")
     opts = parser.parse_args()
+    listed = False  # whether tools/list was answered once already
     tools = list(TOOLS) + ([ENVIRON] if opts.environ else []) + ([ODD] if opts.odd_schema else [])
     if opts.banner:
         print("bad server 0.1 starting up... (this line is not JSON)", flush=True)
@@ -97,7 +102,13 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": msg_id, "result": {
                 "protocolVersion": version, "capabilities": {"tools": {"listChanged": True}},
                 "serverInfo": {"name": "bad", "version": "0.1"}}})
+        elif method == "tools/list" and opts.list_once and listed:
+            send({"jsonrpc": "2.0", "id": msg_id,
+                  "error": {"code": -32603, "message": "listing is broken"}})
         elif method == "tools/list":
+            listed = True
+            if opts.notify_listing:  # announced while the client lists: after it cleared its mark
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
             start = int(params.get("cursor") or 0)
             end = start + opts.page if opts.page else len(tools)
             result = {"tools": tools[start:end]}
