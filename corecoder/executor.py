@@ -46,8 +46,11 @@ class RunInParallel:
         futures: dict[Future, Job] = {}
         with ctrl_c_noted() as pressed:
             try:
+                for job, fork in zip(jobs, forks, strict=True):  # refused: nothing to run, so
+                    if job.refusal is not None:  # answered at once, in call order, without a thread
+                        results[job.call.id] = perform(agent, job, fork)
                 futures = {pool.submit(self.perform, agent, job, fork): job
-                           for job, fork in zip(jobs, forks, strict=True)}
+                           for job, fork in zip(jobs, forks, strict=True) if job.refusal is None}
                 for future in as_they_finish(futures, agent.workspace.cancelled, pressed):
                     results[futures[future].call.id] = future.result()
                 if pressed.is_set():  # pressed as the last call finished: the turn stops still

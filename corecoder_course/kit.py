@@ -140,10 +140,14 @@ def judge(exercise: Exercise, answer, tries: int = 1) -> None:
         _judge(exercise, answer, tries)
     except _Hung as hung:
         raise Hint(exercise.call(hung.found) + _why(exercise, say(
-            f"your code did not return within {LIMIT:g} s on this input: a loop that never "
-            "ends? (each step must bring it closer to stopping)",
-            f"在这个输入上，你的代码 {LIMIT:g} 秒内没有返回：是不是有一个永远不会结束的循环？"
-            "（循环的每一步都要离结束更近一点）"), tries)) from None
+            f"your code computed for {LIMIT:g} s on this input without returning: a loop that "
+            "never ends? (each step must bring it closer to stopping)",
+            f"在这个输入上，你的代码算了 {LIMIT:g} 秒还没有返回：是不是有一个永远不会结束的循环？"
+            "（循环的每一步都要离结束更近一点）") if hung.computing else say(
+            f"your code waited {PATIENCE:g} s on this input without returning: for something "
+            "that never comes? (a lock, a future or a queue nothing will fill, input())",
+            f"在这个输入上，你的代码等了 {PATIENCE:g} 秒还没有返回：是不是在等一件永远不会发生的事？"
+            "（一把锁、一个 future、一个没人会往里放东西的队列、input()）"), tries)) from None
 
 
 def _judge(exercise: Exercise, answer, tries: int) -> None:
@@ -213,46 +217,58 @@ def _generated(exercise: Exercise, test: Callable) -> None:
         raise inner from None
 
 
-LIMIT = 2.0  # seconds one call of the answer may take: the reference takes microseconds
+LIMIT = 2.0  # seconds of computing one call of the answer may take: the reference takes microseconds
+# Seconds of waiting it may take: what the checker's own processes and threads take counts here,
+# and a loaded machine stretches it (only waiting, so no answer that computes reaches this)
+PATIENCE = 30.0
 
 
 class _Hung(BaseException):
-    """The answer ran past LIMIT: a BaseException, so that hypothesis stops at once (shrinking a
-    loop that never ends would cost LIMIT a step) and the answer's `except Exception` lets it
-    by."""
+    """The answer ran past its limit: a BaseException, so that hypothesis stops at once
+    (shrinking a loop that never ends would cost LIMIT a step) and the answer's `except
+    Exception` lets it by. `computing`: it spent LIMIT seconds of the processor's time, rather
+    than PATIENCE seconds of waiting."""
 
-    def __init__(self, found: tuple):
-        self.found = found
+    def __init__(self, found: tuple, computing: bool):
+        self.found, self.computing = found, computing
 
 
 def _run(exercise: Exercise, answer, args: tuple) -> tuple[str, object]:
-    """`outcome` of the answer put to work on `args`, stopped after LIMIT seconds where a signal
-    can stop it (the main thread, where a notebook runs its cells, on a system with SIGALRM)."""
+    """`outcome` of the answer put to work on `args`, stopped where a signal can stop it (the
+    main thread, where a notebook runs its cells, on a system with timers) after LIMIT seconds
+    of computing or PATIENCE seconds in all.
+
+    Computing is this process's processor time, not the clock's: a machine busy with other
+    work stretches the clock, not the work done, so the same answer gets the same verdict on
+    a laptop and on a loaded test runner (a subprocess the checker starts counts for neither)."""
     main = threading.current_thread() is threading.main_thread()
     if not main or not hasattr(signal, "setitimer"):
         return outcome(exercise.run, answer, *args)
 
     armed = [True]
 
-    def stop(*_):
+    def stop(signum, _):
         if armed[0]:
-            raise _Hung(args)
+            raise _Hung(args, computing=signum == signal.SIGPROF)
 
     def unheard(unraisable):  # that stop, swallowed: not printed under the learner's cell
         if not isinstance(unraisable.exc_value, _Hung):
             hook(unraisable)
 
-    before = signal.signal(signal.SIGALRM, stop)
+    before = {s: signal.signal(s, stop) for s in (signal.SIGPROF, signal.SIGALRM)}
     hook, sys.unraisablehook = sys.unraisablehook, unheard
     # again every 0.1 s after the first: a stop raised where Python swallows it (inside a
     # garbage collector's callback) must not let a loop that never ends run on
-    signal.setitimer(signal.ITIMER_REAL, LIMIT, 0.1)
+    signal.setitimer(signal.ITIMER_PROF, LIMIT, 0.1)
+    signal.setitimer(signal.ITIMER_REAL, PATIENCE, 0.1)
     try:
         return outcome(exercise.run, answer, *args)
     finally:
         armed[0] = False
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, before)
+        for s, handler in before.items():
+            signal.signal(s, handler)
         sys.unraisablehook = hook
 
 

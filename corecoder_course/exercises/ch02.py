@@ -62,7 +62,7 @@ def refusing(enough):
 
     def run(answer, *args):
         collecting = gc.isenabled()
-        # The kit stops a loop that never ends with an alarm, once; raised inside a callback of
+        # The kit stops a loop that never ends with a timer's signal; raised inside a callback of
         # the garbage collector (hypothesis keeps one), it is ignored, and a loop that appends
         # (text.find(old, start) again and again) then fills the memory. No collection, no
         # callback: the answers here make no cycles to collect.

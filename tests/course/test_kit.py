@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 from hypothesis import strategies as st
@@ -172,7 +173,30 @@ def test_a_loop_that_never_ends_is_stopped(monkeypatch):
             pass
         return ""
 
-    assert "did not return within 0.2 s" in told(spins)
+    assert "computed for 0.2 s on this input without returning" in told(spins)
+
+
+def test_waiting_is_not_computing_and_a_wait_for_nothing_is_told_as_one(monkeypatch):
+    # The limit on computing counts the processor's time: a checker's subprocess, or a machine
+    # busy with other work, stretches the clock but leaves the verdict alone
+    monkeypatch.setattr("corecoder_course.kit.LIMIT", 0.2)
+    monkeypatch.setattr("corecoder_course.kit.PATIENCE", 5.0)
+
+    waited = []
+
+    def slow(text):
+        if not waited:  # once: longer than LIMIT, on the clock alone
+            waited.append(threading.Event().wait(0.4))
+        return last_word(text)
+
+    assert verdict("test.last_word", slow) == (True, "✓ test.last_word passed")
+    monkeypatch.setattr("corecoder_course.kit.PATIENCE", 0.2)
+
+    def waits_forever(text):
+        threading.Event().wait()
+        return ""
+
+    assert "waited 0.2 s on this input without returning: for something" in told(waits_forever)
 
 
 def test_state_kept_between_calls_is_caught():

@@ -186,3 +186,43 @@ def test_a_cd_that_finished_before_ctrl_c_in_a_parallel_batch_moves_the_agent(tm
         agent.chat("go")
     assert results(agent)[0].endswith("/sub")
     assert agent.workspace.cwd == (tmp_path / "sub").resolve()
+
+
+def test_a_refused_call_is_answered_at_once_in_call_order_without_a_thread(tmp_path):
+    # A call that will not run (an unknown tool, bad arguments, a gate's no) holds no place in the
+    # pool: its answer is there, in call order, while an admitted call is still running
+    release, seen = threading.Event(), []
+
+    class Holds(Tool):
+        name = "holds"
+        parameters = {"type": "object", "properties": {}, "additionalProperties": False}
+
+        def run(self, ws):
+            seen.append(sorted(finished))  # what had been answered when this call started
+            release.wait(30)
+            return "held"
+
+    class NoEcho(Gate):
+        name = "no_echo"
+
+        def before(self, tool, args, workspace):
+            return "not echo" if tool.name == "echo" else None
+
+    finished = []
+
+    def note(event):
+        if isinstance(event, ToolCallFinished):
+            finished.append(event.call.name)
+            release.set() if len(finished) == 3 else None
+
+    turns = [{"tool_calls": [call("holds"), call("nope"), call("echo", text="x"), call("holds", extra=1)]},
+             "done"]
+    agent = Agent(ScriptedLLM(turns), [Holds(), Echo()], cwd=tmp_path, gates=[NoEcho()],
+                  executor=RunInParallel())
+    agent.subscribe(note)
+    agent.chat("go")
+    assert finished[:3] == ["nope", "echo", "holds"]  # the three refusals, in call order
+    assert seen == [["echo", "holds", "nope"]]  # the one admitted call started after all of them
+    first, unknown, refused, bad = results(agent)
+    assert first == "held" and unknown.startswith("unknown tool 'nope'")
+    assert refused.startswith("echo refused by no_echo") and bad.startswith("bad arguments for holds")
