@@ -146,8 +146,8 @@ def judge(exercise: Exercise, answer, tries: int = 1) -> None:
             "（循环的每一步都要离结束更近一点）") if hung.computing else say(
             f"your code waited {PATIENCE:g} s on this input without returning: for something "
             "that never comes? (a lock, a future or a queue nothing will fill, input())",
-            f"在这个输入上，你的代码等了 {PATIENCE:g} 秒还没有返回：是不是在等一件永远不会发生的事？"
-            "（一把锁、一个 future、一个没人会往里放东西的队列、input()）"), tries)) from None
+            f"在这个输入上，你的代码等了 {PATIENCE:g} 秒还没有返回："
+            "是不是在等一件永远不会发生的事？（一把锁、一个 future、一个没人会往里放东西的队列、input()）"), tries)) from None
 
 
 def _judge(exercise: Exercise, answer, tries: int) -> None:
@@ -217,7 +217,7 @@ def _generated(exercise: Exercise, test: Callable) -> None:
         raise inner from None
 
 
-LIMIT = 2.0  # seconds of computing one call of the answer may take: the reference takes microseconds
+LIMIT = 2.0  # seconds of computing one call of the answer may take: the reference takes µs
 # Seconds of waiting it may take: what the checker's own processes and threads take counts here,
 # and a loaded machine stretches it (only waiting, so no answer that computes reaches this)
 PATIENCE = 30.0
