@@ -147,7 +147,8 @@ def judge(exercise: Exercise, answer, tries: int = 1) -> None:
             f"your code waited {PATIENCE:g} s on this input without returning: for something "
             "that never comes? (a lock, a future or a queue nothing will fill, input())",
             f"在这个输入上，你的代码等了 {PATIENCE:g} 秒还没有返回："
-            "是不是在等一件永远不会发生的事？（一把锁、一个 future、一个没人会往里放东西的队列、input()）"), tries)) from None
+            "是不是在等一件永远不会发生的事？"
+            "（一把锁、一个 future、一个没人会往里放东西的队列、input()）"), tries)) from None
 
 
 def _judge(exercise: Exercise, answer, tries: int) -> None:
