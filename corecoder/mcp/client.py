@@ -58,6 +58,25 @@ class MCPError(Exception):
     """A request that got no usable answer. The message is the reason, for the model or for /mcp."""
 
 
+def classify(line: str) -> tuple[str, dict | None]:
+    """What a line from a server's stdout is, and the message it holds. By shape, never by id
+    alone: "request" (a method and an id: the server asks us), "notification" (a method and no
+    id), "answer" (no method, and an id such as ours, a number or a string), "neither" (JSON-RPC
+    2.0, but none of these) or "noise" (not JSON-RPC at all: a banner, a log line, nothing)."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return "noise", None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return "noise", None
+    if "method" in message:
+        return ("request" if "id" in message else "notification"), message
+    # JSON's true is Python's 1: {"id": true} must not take the answer to our request 1
+    if isinstance(message.get("id"), (int, str)) and not isinstance(message["id"], bool):
+        return "answer", message
+    return "neither", message
+
+
 MAX_MESSAGE = 16 << 20  # bytes in one line of a server's stdout; a longer one is skipped
 
 
@@ -231,15 +250,12 @@ class MCPClient:
         process.wait()
 
     def _receive(self, process: subprocess.Popen, line: str) -> None:
-        try:
-            message = json.loads(line) if line else None
-        except ValueError:
-            message = None
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        kind, message = classify(line)
+        if kind == "noise":
             if line:
                 self.warnings.append(f"skipped a line on stdout that is not JSON-RPC: "
                                      f"{line[:120]!r}")
-        elif "method" in message and "id" in message:  # the server asks: ping and roots we answer
+        elif kind == "request":  # the server asks: ping and roots we answer
             method = message["method"]
             if method == "ping":
                 reply = {"result": {}}
@@ -249,10 +265,10 @@ class MCPClient:
                 reply = {"error": {"code": -32601, "message": f"method not found: {method}"}}
             with contextlib.suppress(MCPError):  # the end of stdout follows, and says what happened
                 self._send(process, {"jsonrpc": "2.0", "id": message["id"], **reply})
-        elif "method" in message:
+        elif kind == "notification":
             if message["method"] == "notifications/tools/list_changed":
                 self.tools_changed.set()
-        elif isinstance(message.get("id"), (int, str)):
+        elif kind == "answer":
             with self.lock:
                 waiter = self.pending.pop(message["id"], None)
             if waiter is None:

@@ -1,14 +1,14 @@
 """Chapter 07 · Hooks and MCP: what it teaches of the engine (a plan: the chapter is not
 written yet). authoring/coverage.py says how a table is read."""
 
-budget = 280  # net lines its export cells may hold (the plan exports 272)
+budget = 290  # net lines its export cells may hold
 
 export = {
     "hooks.py": (
         "EVENTS VETO FILE_TOOLS HookError load_hooks Hooks Hooks.__init__ Hooks.before "
         "Hooks.after Hooks._matching Hooks._run tool_input"),
     "mcp/client.py": (
-        "PROTOCOL_VERSION MCPError MCPClient MCPClient.__init__ MCPClient.start "
+        "PROTOCOL_VERSION MCPError classify MCPClient MCPClient.__init__ MCPClient.start "
         "MCPClient.list_tools MCPClient.call_tool MCPClient.request MCPClient._receive"),
     "mcp/tools.py": "tool_name MCPTool render",
 }

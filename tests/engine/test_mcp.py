@@ -6,6 +6,7 @@ Every server process a test starts is ended by the time the test is over; the
 
 import json
 import os
+import queue
 import re
 import shutil
 import sys
@@ -247,6 +248,25 @@ def test_requests_from_the_server_are_answered_and_the_reply_still_arrives(hubs,
     assert answers["ping"]["result"] == {}
     assert answers["roots/list"]["result"]["roots"] == [{"uri": tmp_path.resolve().as_uri(), "name": tmp_path.name}]
     assert answers["sampling/createMessage"]["error"]["code"] == -32601
+
+
+def test_a_line_is_told_by_its_shape_and_an_id_of_true_answers_nothing():
+    kinds = {'{"jsonrpc": "2.0", "id": 1, "result": {}}': "answer",
+             '{"jsonrpc": "2.0", "id": "a", "error": {"code": 1, "message": "no"}}': "answer",
+             '{"jsonrpc": "2.0", "id": 1, "method": "ping"}': "request",  # an id, yet the server asks
+             '{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}': "notification",
+             '{"jsonrpc": "2.0", "id": true, "result": {}}': "neither",  # true == 1 in Python
+             '{"jsonrpc": "2.0", "id": null, "error": {}}': "neither",
+             '{"jsonrpc": "2.0", "id": 1.0, "result": {}}': "neither",
+             '{"id": 1, "result": {}}': "noise", '{"jsonrpc": "1.0", "id": 1}': "noise",
+             "notes server 1.0 ready": "noise", "[1, 2]": "noise", '"2.0"': "noise", "": "noise"}
+    assert {line: client_module.classify(line)[0] for line in kinds} == kinds
+    client = client_module.MCPClient(ServerSpec("x", "true"), Path("."))
+    waiter = client.pending[1] = queue.Queue()
+    client._receive(None, '{"jsonrpc": "2.0", "id": true, "result": {"stolen": 1}}')
+    assert client.pending == {1: waiter} and waiter.empty()
+    assert list(client.warnings) == ['skipped a message that is neither request nor answer: '
+                               '\'{"jsonrpc": "2.0", "id": true, "result": {"stolen": 1}}\'']
 
 
 def test_an_older_known_protocol_version_is_accepted(hubs):
