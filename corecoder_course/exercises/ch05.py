@@ -38,11 +38,11 @@ in call order, before any call ran there), each run once through `perform`. An o
 never timed: a read waits (1 s at most) for the others, unless it runs in the executor's own thread
 with no other read running (then none can come); the first write off the executor's thread waits
 (0.4 s at most) for another write to start; a run waits at most once for each, so a right answer
-waits for nothing but a pool of one writer, and a wrong one at most 1.4 s (under the kit's 2 s: a
-loaded machine gets room, not a wrong verdict). After a Ctrl+C only what is sure is compared: the
-results of the calls that are not reads of its round, the calls before it, and the log written
-before it. What a run shows is an `Outcome`: what differs from the sequence and what went wrong in
-how the calls ran, none for a right answer.
+waits for nothing but a pool of one writer, and a wrong one at most 1.4 s (waiting, which the
+kit's limit on computing does not count: a loaded machine gets room, not a wrong verdict). After
+a Ctrl+C only what is sure is compared: the results of the calls that are not reads of its round,
+the calls before it, and the log written before it. What a run shows is an `Outcome`: what
+differs from the sequence and what went wrong in how the calls ran, none for a right answer.
 """
 
 from __future__ import annotations
