@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corecoder_course.checks import CHECKERS, verdict
-from corecoder_course.kit import Exercise, namespace_of, unshrunk
+from corecoder_course.kit import Exercise, defined, unshrunk
 
 from . import ROOT
 
@@ -103,10 +103,9 @@ def mutants(fn: Callable) -> list[Mutant]:
 def _killed(exercise: Exercise, mutant: Mutant) -> bool:
     """Whether the exercise's checker fails the mutant (one that loops forever is stopped by the
     kit's time limit, and failed, as a learner's would be)."""
-    namespace = dict(namespace_of(exercise.reference))
-    exec(compile(mutant.source, f"<mutant of {exercise.reference.__name__}>", "exec"), namespace)
+    written = defined(mutant.source, exercise.reference, "a mutant")
     with unshrunk():  # killed or not is all a score asks: the smallest input would cost a third
-        return not verdict(exercise.name, namespace[exercise.reference.__name__])[0]
+        return not verdict(exercise.name, written)[0]
 
 
 @dataclass

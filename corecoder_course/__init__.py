@@ -1,8 +1,9 @@
 """Helpers for the course notebooks: what a chapter calls, in one import.
 
-    from corecoder_course import (Delegation, Gauge, Timeline, beside, call_timeline, check,
-                                  context_gauge, delegation_tree, explore_edits, outline,
-                                  record, scrub_stream, show, step_through, workdir)
+    from corecoder_course import (Chain, Delegation, Gauge, NOTES_SERVER, Timeline, Transcribed,
+                                  as_program, beside, call_timeline, check, context_gauge,
+                                  delegation_tree, explore_edits, outline, record,
+                                  scrub_stream, show, step_through, wire_view, workdir)
 
     show(obj)                 the real source of a package object, highlighted
     check(name, answer)       run an exercise's offline checks; prints ✓ or a hint
@@ -18,6 +19,11 @@
     call_timeline(timeline)   the steps of a batch's calls: a lane per call, and the list as text
     Delegation()              a subscriber that keeps a parent's calls and each worker's apart
     delegation_tree(tree)     parent → workers → their calls: a fold per worker, a tree as text
+    as_program(fn, folder)    a function written out as a program of its own (a hook, a server)
+    NOTES_SERVER              a small MCP server, the standard library's only, with switches
+    Transcribed(spec, root)   an MCPClient that keeps every line that crossed the wire
+    Chain()                   each call's way through the gates, and how it ended
+    wire_view(client, chain)  the JSON-RPC lines beside the calls: a widget, and as text
     workdir(name)             a fresh scratch folder, notebooks/.work/<name>
 
 The Chinese notebooks import the same helpers from `corecoder_course.zh`, where they speak
@@ -29,6 +35,7 @@ The tools that write the course (student edition, sync, execute) are apart, in
 from .checks import check
 from .explorer import explore_edits
 from .gauge import Gauge, context_gauge
+from .guests import NOTES_SERVER, Chain, Transcribed, as_program, wire_view
 from .kit import beside
 from .recording import outline, record
 from .scratch import workdir
@@ -38,6 +45,6 @@ from .timeline import Timeline, call_timeline
 from .tree import Delegation, delegation_tree
 from .viewer import step_through
 
-__all__ = ["Delegation", "Gauge", "Timeline", "beside", "call_timeline", "check", "context_gauge",
-           "delegation_tree", "explore_edits", "outline", "record", "scrub_stream", "show",
-           "step_through", "workdir"]
+__all__ = ["NOTES_SERVER", "Chain", "Delegation", "Gauge", "Timeline", "Transcribed", "as_program",
+           "beside", "call_timeline", "check", "context_gauge", "delegation_tree", "explore_edits",
+           "outline", "record", "scrub_stream", "show", "step_through", "wire_view", "workdir"]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import linecache
 import numbers
 import signal
 import sys
@@ -117,9 +118,17 @@ def rewritten(fn: Callable, line: str, wrong: str) -> Callable:
     source = textwrap.dedent(inspect.getsource(fn))
     if source.count(line) != 1:
         raise ValueError(f"{line!r} is in {fn.__name__}'s source {source.count(line)} times")
+    return defined(source.replace(line, wrong), fn, "written wrong")
+
+
+def defined(source: str, fn: Callable, how: str) -> Callable:
+    """`source`, a new writing of `fn`, compiled in `fn`'s module's globals, so it sees what the
+    original sees; its text kept where `inspect` finds it (a hook a chapter writes out as a
+    program of its own reads its source)."""
+    where = f"<{fn.__name__}, {how} {zlib.crc32(source.encode()):08x}>"
+    linecache.cache[where] = (len(source), None, source.splitlines(True), where)
     namespace = dict(namespace_of(fn))
-    exec(compile(source.replace(line, wrong), f"<{fn.__name__}, written wrong>", "exec"),
-         namespace)
+    exec(compile(source, where, "exec"), namespace)
     return namespace[fn.__name__]
 
 

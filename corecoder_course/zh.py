@@ -1,14 +1,16 @@
 """The course helpers of the Chinese edition: the same helpers, speaking Chinese.
 
-    from corecoder_course.zh import (Delegation, Gauge, Timeline, beside, call_timeline, check,
+    from corecoder_course.zh import (Chain, Delegation, Gauge, NOTES_SERVER, Timeline,
+                                     Transcribed, as_program, beside, call_timeline, check,
                                      context_gauge, delegation_tree, explore_edits, outline,
-                                     record, scrub_stream, show, step_through, workdir)
+                                     record, scrub_stream, show, step_through, wire_view,
+                                     workdir)
 
 A Chinese chapter imports its helpers from here, in its one cell tagged `language`;
 every other code cell is the English chapter's, character for character. `check`
 gives its verdict and hints in Chinese (and `beside` its comparison), `step_through` labels
 its rounds in Chinese, and `explore_edits`, `scrub_stream`, `context_gauge`,
-`call_timeline` and `delegation_tree` their tables.
+`call_timeline`, `delegation_tree` and `wire_view` their tables.
 What they show of the engine and the model (messages, tool results, code) stays as it is:
 it is what the model sees. (words.py says how.)
 """
@@ -21,7 +23,9 @@ from . import delegation_tree as _delegation_tree
 from . import explore_edits as _explore_edits
 from . import scrub_stream as _scrub_stream
 from . import step_through as _step_through
+from . import wire_view as _wire_view
 from .gauge import Gauge
+from .guests import NOTES_SERVER, Chain, Transcribed, as_program
 from .recording import outline, record
 from .scratch import workdir
 from .source import show
@@ -36,8 +40,9 @@ explore_edits = in_language(_explore_edits, "zh")
 scrub_stream = in_language(_scrub_stream, "zh")
 context_gauge = in_language(_context_gauge, "zh")
 call_timeline = in_language(_call_timeline, "zh")
-delegation_tree = in_language(_delegation_tree, "zh")  # SPEAKING names these (a test holds it)
+delegation_tree = in_language(_delegation_tree, "zh")
+wire_view = in_language(_wire_view, "zh")  # SPEAKING names these (a test holds it)
 
-__all__ = ["Delegation", "Gauge", "Timeline", "beside", "call_timeline", "check", "context_gauge",
-           "delegation_tree", "explore_edits", "outline", "record", "scrub_stream", "show",
-           "step_through", "workdir"]
+__all__ = ["NOTES_SERVER", "Chain", "Delegation", "Gauge", "Timeline", "Transcribed", "as_program",
+           "beside", "call_timeline", "check", "context_gauge", "delegation_tree", "explore_edits",
+           "outline", "record", "scrub_stream", "show", "step_through", "wire_view", "workdir"]
