@@ -281,8 +281,35 @@ def _team() -> Diagram:
     return Diagram(say("A team, bounded (chapter 6)", "有界的团队（第 6 章）"), boxes, arrows, text)
 
 
+def _perimeter() -> Diagram:
+    boxes = {
+        "model": (0, 0, say("the model asks\nfor a call", "模型请求\n一个调用")),
+        "gates": (1, 0, say("each gate in order:\nno, or a raise: refused",
+                            "逐个问 gate：\n说不或抛异常：拒绝")),
+        "tool": (2, 0, say("the tool runs: built-in,\nor an MCP server's",
+                           "工具运行：内置的，\n或 MCP 服务器的")),
+        "server": (2, 1, say("the server: a process,\na JSON line each way",
+                             "服务器：一个进程，\n一来一回各一行 JSON")),
+        "after": (1, 1, say("after-gates may add\na note (PostToolUse)",
+                            "after 可以追加\n一条说明（PostToolUse）")),
+        "result": (0, 1, say("one result\nin the history", "历史里的\n一个结果")),
+    }
+    arrows = [("model", "gates", ""), ("gates", "tool", ""), ("tool", "server", ""),
+              ("server", "after", ""), ("after", "result", "")]
+    text = say("the model asks for a call; each gate is asked in order (plan mode, consent, the "
+               "user's PreToolUse hooks, your own), and a no or a gate that raises refuses it; "
+               "the tool runs, a built-in one or an MCP server's, whose server is a process "
+               "that gets one JSON-RPC line and answers with one; after the call, gates may "
+               "add a note (PostToolUse hooks); the history gains one result",
+               "模型请求一个调用；逐个询问 gate（plan 模式、用户同意、用户的 PreToolUse hook、"
+               "你自己写的），任何一个说不或者抛出异常，调用就被拒绝；工具运行，可能是内置工具，"
+               "也可能是 MCP 服务器的工具，服务器是一个进程，收到一行 JSON-RPC，回答一行；"
+               "调用之后，gate 可以追加一条说明（PostToolUse hook）；历史里多出一个结果")
+    return Diagram(say("The perimeter (chapter 7)", "边界（第 7 章）"), boxes, arrows, text)
+
+
 DIAGRAMS = {"loop": _loop, "engine": _engine, "call": _call, "model": _model, "tiers": _tiers,
-            "batch": _batch, "team": _team}
+            "batch": _batch, "team": _team, "perimeter": _perimeter}
 
 
 def markdown(name: str, lang: str) -> str:

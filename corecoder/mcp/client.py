@@ -34,24 +34,8 @@ from .. import __version__
 from .config import ServerSpec
 
 PROTOCOL_VERSION = "2025-11-25"  # what we ask for; the server may answer with an older one
-KNOWN_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 STARTUP_TIMEOUT = 15.0  # initialize plus every page of tools/list
 CALL_TIMEOUT = 60.0
-GRACE = 1.0  # seconds a server gets to exit after its stdin closes, and again after SIGTERM
-GONE = object()  # handed to waiting callers when the server dies or is closed
-CANCELLED = object()  # what waiting returns once the user interrupts the call
-# All a server inherits of our environment, as the official MCP SDK's stdio client does: enough
-# to find programs, a home and a language, never the user's keys. More is named in "env".
-INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE",
-             "TMPDIR", "TZ", "APPDATA", "LOCALAPPDATA", "PATHEXT", "SYSTEMDRIVE", "SYSTEMROOT",
-             "TEMP", "USERNAME", "USERPROFILE")
-
-
-def server_environment(spec: ServerSpec) -> dict[str, str]:
-    # A value that starts with "()" is an exported bash function: code, not a setting.
-    inherited = {name: os.environ[name] for name in INHERITED
-                 if name in os.environ and not os.environ[name].startswith("()")}
-    return {**inherited, **spec.env}
 
 
 class MCPError(Exception):
@@ -75,21 +59,6 @@ def classify(line: str) -> tuple[str, dict | None]:
     if isinstance(message.get("id"), (int, str)) and not isinstance(message["id"], bool):
         return "answer", message
     return "neither", message
-
-
-MAX_MESSAGE = 16 << 20  # bytes in one line of a server's stdout; a longer one is skipped
-
-
-def lines(stream, limit: int = MAX_MESSAGE):
-    """The stream's lines, each at most `limit` bytes: a line without end (a server printing
-    hundreds of MB and no newline) is read past in pieces and stands as one line saying so,
-    which the reader skips with a warning: memory stays bounded."""
-    while raw := stream.readline(limit + 1):
-        if len(raw) > limit and not raw.endswith(b"\n"):
-            while (more := stream.readline(limit)) and not more.endswith(b"\n"):
-                pass  # the rest of it, a piece at a time
-            raw = f"[a line of more than {limit:,} bytes, not read]".encode()
-        yield raw
 
 
 class MCPClient:
@@ -359,3 +328,38 @@ def wait(waiter: queue.Queue, deadline: float, cancelled: threading.Event | None
             if cancelled is not None and cancelled.is_set():
                 return CANCELLED
     return None
+
+
+# Below the mark too: the versions we accept, the grace a server gets to exit, the markers a
+# waiting caller is handed, what a server inherits of our environment, and a line's bound.
+KNOWN_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+GRACE = 1.0  # seconds a server gets to exit after its stdin closes, and again after SIGTERM
+GONE = object()  # handed to waiting callers when the server dies or is closed
+CANCELLED = object()  # what waiting returns once the user interrupts the call
+# All a server inherits of our environment, as the official MCP SDK's stdio client does: enough
+# to find programs, a home and a language, never the user's keys. More is named in "env".
+INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE",
+             "TMPDIR", "TZ", "APPDATA", "LOCALAPPDATA", "PATHEXT", "SYSTEMDRIVE", "SYSTEMROOT",
+             "TEMP", "USERNAME", "USERPROFILE")
+
+
+def server_environment(spec: ServerSpec) -> dict[str, str]:
+    # A value that starts with "()" is an exported bash function: code, not a setting.
+    inherited = {name: os.environ[name] for name in INHERITED
+                 if name in os.environ and not os.environ[name].startswith("()")}
+    return {**inherited, **spec.env}
+
+
+MAX_MESSAGE = 16 << 20  # bytes in one line of a server's stdout; a longer one is skipped
+
+
+def lines(stream, limit: int = MAX_MESSAGE):
+    """The stream's lines, each at most `limit` bytes: a line without end (a server printing
+    hundreds of MB and no newline) is read past in pieces and stands as one line saying so,
+    which the reader skips with a warning: memory stays bounded."""
+    while raw := stream.readline(limit + 1):
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            while (more := stream.readline(limit)) and not more.endswith(b"\n"):
+                pass  # the rest of it, a piece at a time
+            raw = f"[a line of more than {limit:,} bytes, not read]".encode()
+        yield raw

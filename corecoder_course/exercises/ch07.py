@@ -402,7 +402,8 @@ _PUSHES = ["git push", "git push origin main", "git push -f", "git push --force 
            "git push origin +main", "git push -uf origin main", "git push --force-with-lease",
            "git  push   --force", "git push -u origin main", "git push --follow-tags",
            "git push --force-with-lease --force-if-includes", "git push -n -f", "git push -fu",
-           "git push origin main:main", "git push --no-verify"]
+           "git push origin main:main", "git push --no-verify", "git push origin feature/fix",
+           "git push -u origin fix"]
 _SEPARATORS = ["; ", " && ", " || ", " | ", "\n", "&&", ";", " & "]
 _OTHERS = [("read_file", {"path": ".env"}), ("write_file", {"path": "push.sh",
                                                             "content": "git push -f\n"}),
@@ -429,6 +430,7 @@ HOOK_EXAMPLES = [(tool, args) for tool, args in (
     ("bash", {"command": 'git commit -m "git push --force"'}),
     ("bash", {"command": "git push origin main && tail -f log"}),
     ("bash", {"command": "echo hi\ngit push -f"}), ("bash", {"command": 'echo "open'}),
+    ("bash", {"command": "git push -u origin feature"}),
     ("read_file", {"path": ".env"}))]
 
 
@@ -443,7 +445,22 @@ class Judged:
     words: str = field(default="", compare=False)
 
 
+def _unwritten(program) -> None:
+    """Raise NotImplementedError for the notebook's stub, as a stub called in this process
+    would: run as a program, it would only fail there, and be told as a wrong answer."""
+    import ast
+    import inspect
+    import textwrap
+
+    body = ast.parse(textwrap.dedent(inspect.getsource(program))).body[0].body
+    body = body[1:] if body and isinstance(body[0], ast.Expr) else body  # its docstring
+    if len(body) == 1 and isinstance(body[0], ast.Raise) and "NotImplementedError" in ast.dump(
+            body[0]):
+        raise NotImplementedError
+
+
 def _hooked(answer, tool: str, args: dict) -> Judged:
+    _unwritten(answer)
     with Seam({}) as seam:
         command = shlex.join(as_program(answer, seam.roots[0], "hook"))
         warned = []
@@ -478,6 +495,12 @@ def _hook_call(args) -> str:
 HOOK = Exercise(
     "ch07.hook", no_force_push, _hook_inputs, _hook_call, run=_hooked, show=_shown_judged,
     examples=HOOK_EXAMPLES, max_examples=30,
+    equivalent={
+        "if command[:2] == ['git', 'push'] and any((w == '--force' or w.startswith('+') or "
+        "(w[:1] == '-' and w[1:2] != '-' and ('f' in w)) for w in command[2:])): → "
+        "if command[:2] == ['git', 'push'] and any((w == '--force' or w.startswith('+') or "
+        "(w[:1] == '-' and w[1:2] != '-' and ('f' in w)) for w in command[1:])):":
+            "the word it adds is push, which is no flag and no +ref"},
     domain=("calls of bash whose command joins one to three simple commands (pushes with and "
             "without force, in every spelling; decoys that mention a push; other commands) with "
             "; && || | & or a newline; a command with an open quote; calls of other tools",
@@ -612,6 +635,7 @@ class _Asks(MCPClient):
 def _served(answer, version: str, texts: list[str]) -> tuple[str, ...]:
     """What the engine's client made of the server: how it started, its tools, each count as
     the model reads it, and what an unknown method got. A line each."""
+    _unwritten(answer)
     with Seam({}) as seam:
         command = as_program(answer, seam.roots[0], "server")
         client = _Asks(ServerSpec("words", command[0], command[1:]), seam.roots[0],
