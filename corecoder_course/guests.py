@@ -204,13 +204,13 @@ def wire_lines(client: Transcribed, width: int = 96) -> list[str]:
 
 def chain_lines(chain: Chain) -> list[str]:
     """Each call, the gates' words in the order they spoke, and how it ended."""
-    return [f"{call}: {' → '.join(map(_word, words)) or say('no gate', '没有 gate')} ⇒ {status}"
+    return [f"{call}: {' → '.join(map(_word, words)) or say('no gate', '没有关卡')} ⇒ {status}"
             for call, words, status in chain.calls]
 
 
 def _word(word: str) -> str:
     """A gate's word, noted as it spoke (in whatever thread), said in the cell's language."""
-    return word.removesuffix(": no") + say(": no", "：拒绝") if word.endswith(": no") else word
+    return word.removesuffix(": no") + say(": no", ": 拒绝") if word.endswith(": no") else word
 
 
 def text(client: Transcribed | None, chain: Chain | None) -> str:
@@ -218,7 +218,7 @@ def text(client: Transcribed | None, chain: Chain | None) -> str:
     if client is not None:
         parts += [say("on the wire:", "线路上："), *(f"  {line}" for line in wire_lines(client))]
     if chain is not None:
-        parts += [say("the calls, through the gates:", "每个调用经过的 gate："),
+        parts += [say("the calls, through the gates:", "每个调用经过的关卡："),
                   *(f"  {line}" for line in chain_lines(chain))]
     return "\n".join(parts)
 
@@ -240,10 +240,10 @@ def wire_widget(client: Transcribed | None, chain: Chain | None):
                        f"<td>{html.escape(' → '.join(map(_word, words)))}</td>"
                        f"<td>{html.escape(status)}</td>"
                        f"</tr>" for call, words, status in (chain.calls if chain else []))
-        right = (f"<table><tr><th>{say('call', '调用')}</th><th>gates</th>"
+        right = (f"<table><tr><th>{say('call', '调用')}</th><th>{say('gates', '关卡')}</th>"
                  f"<th>{say('ended', '结果')}</th></tr>{rows}</table>")
-        return w.HBox([w.HTML(f"<b>{say('on the wire', '线路上')}</b>" + "".join(left)),
-                       w.HTML(f"<b>{say('the calls', '调用')}</b>{right}")])
+        return w.VBox([w.HBox([w.HTML(f"<b>{say('on the wire', '线路上')}</b>" + "".join(left)),
+                               w.HTML(f"<b>{say('the calls', '调用')}</b>{right}")])])
 
 
 def wire_view(client: Transcribed | None = None, chain: Chain | None = None) -> None:

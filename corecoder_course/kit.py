@@ -28,6 +28,7 @@ import copy
 import inspect
 import linecache
 import numbers
+import pickle
 import signal
 import sys
 import textwrap
@@ -52,7 +53,7 @@ from .checks import (
     returned,
     shown,
 )
-from .words import say
+from .words import language, say
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ class Exercise:
     # try costs a wait (ch06.team: a task waits a second for a sibling that never runs)
     shrink: bool = True
     equivalent: Mapping[str, str] = field(default_factory=dict)  # mutants that are no mistake
+    # what each listed mistake did on an input (_remembered): the checker's, never the learner's
+    outcomes: dict = field(default_factory=dict, repr=False, compare=False)
     tiered = True  # `check` passes the try's number: the shape is told from the second on
 
     def __post_init__(self):
@@ -375,14 +378,27 @@ def _known(exercise: Exercise, answer, args: tuple, mine: tuple) -> Mistake | No
     the same kind of error); of several, the one that also agrees with the answer on most of
     the examples (its fingerprint)."""
     matching = [(wrong, m) for wrong, m in exercise.wrong()
-                if _alike(exercise, quietly(exercise, wrong, args), mine, args)]
+                if _alike(exercise, _remembered(exercise, wrong, args), mine, args)]
     if len(matching) < 2:
         return matching[0][1] if matching else None
     theirs = [quietly(exercise, answer, example) for example in exercise.examples]
-    agreed = [sum(_alike(exercise, quietly(exercise, wrong, example), it, example)
+    agreed = [sum(_alike(exercise, _remembered(exercise, wrong, example), it, example)
                   for example, it in zip(exercise.examples, theirs, strict=True))
               for wrong, _ in matching]
     return matching[agreed.index(max(agreed))][1]
+
+
+def _remembered(exercise: Exercise, wrong, args: tuple) -> tuple[str, object]:
+    """What a listed mistake does on `args`, worked out once a process and language: a mistake
+    is the checker's own and does the same every time, and one that runs a process (a server
+    that never answers) may take seconds. An input that cannot be pickled is not remembered."""
+    try:
+        key = (id(wrong), language(), pickle.dumps(args))
+    except Exception:
+        return quietly(exercise, wrong, args)
+    if key not in exercise.outcomes:
+        exercise.outcomes[key] = quietly(exercise, wrong, args)
+    return exercise.outcomes[key]
 
 
 def _alike(exercise: Exercise, theirs: tuple, mine: tuple, args: tuple) -> bool:

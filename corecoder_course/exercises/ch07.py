@@ -288,7 +288,7 @@ def _shown_fates(fates: Fates) -> str:
 def _gate_call(args) -> str:
     return (f"ProtectPaths(<the project>, {list(args[0].globs)}) "
             + say("as the only gate of a real Agent in the project, ",
-                  "作为项目里一个真实 Agent 唯一的 gate，") + repr(args[0]))
+                  "作为项目里一个真实 Agent 唯一的关卡，") + repr(args[0]))
 
 
 
@@ -309,7 +309,7 @@ GATE = Exercise(
             "edits by every name of a file (./, src/.., a link, the absolute path, a path "
             "outside the project), glob and grep with and without a path, bash; one call at a "
             "time or a batch in parallel; before and after a `cd src`",
-            "一个真实 Agent 的运行，内置工具，你的 gate 是唯一的 gate：用一个文件的各种名字"
+            "一个真实 Agent 的运行，内置工具，你的关卡是唯一的关卡：用一个文件的各种名字"
             "读、写、编辑（./、src/..、链接、绝对路径、项目外的路径），带或不带 path 的 glob 和 "
             "grep，bash；逐个调用或者一批并行；`cd src` 之前和之后"),
     rule=("a gate named \"protect\" (the model reads \"refused by protect\"): refuse (return "
@@ -317,7 +317,7 @@ GATE = Exercise(
           "that a glob matches: the path taken from the working directory, .. and links "
           "resolved, then made relative to the project's root and matched with "
           "fnmatch.fnmatchcase. Let through a call with no path, or one outside the project",
-          "一个名叫 \"protect\" 的 gate（模型读到的是 \"refused by protect\"）：如果一个调用的 "
+          "一个名叫 \"protect\" 的关卡（模型读到的是 \"refused by protect\"）：如果一个调用的 "
           "\"path\" 参数指向项目里某个被 glob 匹配的文件，就拒绝它（返回理由）："
           "路径从工作目录算起，解析掉 .. 和链接，再换成相对项目根目录的路径，用 "
           "fnmatch.fnmatchcase 匹配。没有 path 的调用、项目外的路径，都放行"),
@@ -332,7 +332,7 @@ GATE = Exercise(
             "bash, and a search of the whole folder, have no \"path\": a gate that raises "
             "refuses the call (the engine fails closed), so every bash call was refused. Use "
             "args.get(\"path\")",
-            "bash，还有搜索整个目录的调用，都没有 \"path\"：gate 一抛异常，引擎就拒绝这个调用"
+            "bash，还有搜索整个目录的调用，都没有 \"path\"：关卡一抛异常，引擎就拒绝这个调用"
             "（出错时宁可不放行），所以每个 bash 调用都被拒了。用 args.get(\"path\")")),
         Mistake("        target = Path(workspace.cwd, path).resolve()",
                 "        target = Path(workspace.cwd, path)", (
@@ -453,7 +453,8 @@ def _unwritten(program) -> None:
     import textwrap
 
     body = ast.parse(textwrap.dedent(inspect.getsource(program))).body[0].body
-    body = body[1:] if body and isinstance(body[0], ast.Expr) else body  # its docstring
+    body = [s for s in body[1:] if not isinstance(s, (ast.Import, ast.ImportFrom))] if body and \
+        isinstance(body[0], ast.Expr) else body  # its docstring and its imports
     if len(body) == 1 and isinstance(body[0], ast.Raise) and "NotImplementedError" in ast.dump(
             body[0]):
         raise NotImplementedError
@@ -489,7 +490,7 @@ def _hook_call(args) -> str:
     tool, arguments = args
     shown = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
     return say(f"no_force_push(), a PreToolUse hook, on {tool}({shown})",
-               f"no_force_push() 作为 PreToolUse hook，遇到 {tool}({shown})")
+               f"no_force_push() 作为 PreToolUse 钩子，遇到 {tool}({shown})")
 
 
 HOOK = Exercise(
@@ -525,17 +526,18 @@ HOOK = Exercise(
                 "            sys.exit(1)", (
                     "only exit 2 vetoes. Any other failure is a broken hook: the engine warns "
                     "and lets the call run (a broken hook must not block the work)",
-                    "只有 exit 2 才是否决。其他非零退出码都算 hook 坏了：引擎给出警告，然后照常"
-                    "执行调用（坏掉的 hook 不能挡住正常工作）")),
+                    "只有 exit 2 才是否决。其他非零退出码都算钩子坏了：引擎给出警告，然后照常"
+                    "执行调用（坏掉的钩子不能挡住正常工作）")),
         Mistake('                  "use --force-with-lease", file=sys.stderr)',
                 '                  "use --force-with-lease")', (
                     "the reason goes to stderr: that is what the engine hands the model. What a "
                     "pre-hook prints on stdout is not read",
-                    "理由要写到 stderr：引擎把它交给模型。pre-hook 打印到 stdout 的内容没人读")),
+                    "理由要写到 stderr：引擎把它交给模型。PreToolUse 钩子打印到 stdout 的内容"
+                    "没人读")),
         Mistake('    if call["tool_name"] != "bash":', '    if call["tool_name"] == "":', (
             "the hook runs for every tool (matcher \"*\"): a read_file has no command, so look "
             "at tool_name first and let anything but bash through",
-            "这个 hook 对每个工具都会运行（matcher 是 \"*\"）：read_file 没有 command，所以先看 "
+            "这个钩子对每个工具都会运行（matcher 是 \"*\"）：read_file 没有 command，所以先看 "
             "tool_name，不是 bash 就放行")),
         Mistake('                w == "--force" or w.startswith("+") or w[:1] == "-" and w[1:2] '
                 '!= "-" and "f" in w',
@@ -652,6 +654,12 @@ def _served(answer, version: str, texts: list[str]) -> tuple[str, ...]:
                                 + render(client.call_tool("word_count", {"text": text})))
                 except MCPError as e:
                     seen.append(f"word_count({text!r}) failed: {_kind(str(e))}")
+            try:  # a tool it does not have
+                client.call_tool("char_count", {"text": texts[0]})
+                seen.append(say("char_count: a result (it has no such tool)",
+                                "char_count：一个结果（它并没有这个工具）"))
+            except MCPError as e:
+                seen.append(f"char_count: {_kind(str(e))}")
             try:
                 client.request("resources/list", deadline=time.monotonic() + 1.0)
                 seen.append(say("resources/list: a result (it has none)",
@@ -671,8 +679,8 @@ def _served(answer, version: str, texts: list[str]) -> tuple[str, ...]:
 
 def _kind(error: str) -> str:
     """An MCPError's kind, without what varies (times, process ids, the server's words)."""
-    if "JSON-RPC error" in error:
-        return say("an error answer", "一个错误回答") + error[error.index(" (JSON-RPC"):]
+    if "JSON-RPC error" in error:  # any code: -32601 for a method, -32602 for a tool, or other
+        return say("an error answer", "一个错误回答")
     if error.startswith("no answer to"):
         return error.split(" within ")[0]
     if "exited with code" in error or "closed its stdout" in error:
@@ -685,14 +693,23 @@ def _kind(error: str) -> str:
 def _server_call(args) -> str:
     version, texts = args
     return say(f"word_server() started by the engine's MCPClient (asking for {version}), "
-               f"then word_count on {texts!r}, then a request it has no method for",
+               f"then word_count on {texts!r}, then a tool and a method it does not have",
                f"word_server() 由引擎的 MCPClient 启动（请求的版本是 {version}），然后对 "
-               f"{texts!r} 调用 word_count，最后发一个它没有对应方法的请求")
+               f"{texts!r} 调用 word_count，最后请求一个它没有的工具和一个它没有的方法")
 
 
 SERVER = Exercise(
     "ch07.server", word_server, _server_inputs, _server_call, run=_served,
     show=lambda seen: "\n    " + "\n    ".join(seen), examples=SERVER_EXAMPLES, max_examples=12,
+    shrink=False,  # a wrong server may cost a timeout a try: the inputs are small as drawn
+    equivalent={"method, params = (request['method'], request.get('params') or {}) → "
+                "method, params = (request['method'], request.get('params'))":
+                    "params is read only for initialize and tools/call, and the client sends "
+                    "params with both",
+                **{"answer['error'] = {'code': -32601, 'message': f'no method {method}'} → "
+                   f"answer['error'] = {{'code': {code}, 'message': f'no method {{method}}'}}":
+                       "any error answers the request: the rule takes every code (-32602 is the "
+                       "spec's for an unknown tool)" for code in (-32602, -32600)}},
     domain=("the engine's own client, asking for each protocol version it knows, then word "
             "counts of texts empty, of spaces, tabs and newlines, Chinese, then a method the "
             "server has none for",
@@ -700,11 +717,13 @@ SERVER = Exercise(
             "空格、带制表符和换行的、中文的，最后请求一个服务器没有的方法"),
     rule=("a line of JSON-RPC in, a line out, flushed: answer initialize with the client's "
           "protocolVersion, tools/list with the one tool, tools/call of word_count with "
-          "len(text.split()) as text content; any other request gets an error -32601; a "
-          "notification (no id) gets no answer",
+          "len(text.split()) as text content; any other request, or a call of a tool it does "
+          "not have, gets an error (-32601, method not found, will do); a notification (no id) "
+          "gets no answer",
           "进来一行 JSON-RPC，出去一行，并且立刻 flush：initialize 用客户端的 protocolVersion "
           "回答，tools/list 回答那一个工具，tools/call 调 word_count 时用 text content 回答 "
-          "len(text.split())；其他请求一律回答错误 -32601；通知（没有 id）不回答"),
+          "len(text.split())；其他请求，以及调用它没有的工具，一律回答错误（-32601，method not "
+          "found，就可以）；通知（没有 id）不回答"),
     shape=("for line in sys.stdin: parse; no id: continue; build the answer for the method "
            "(result or error); print(json.dumps(answer), flush=True)",
            "for line in sys.stdin：解析；没有 id 就 continue；按 method 组出回答（result 或 "

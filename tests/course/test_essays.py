@@ -170,6 +170,18 @@ FIGURES = [
            lambda: constant("subagents", "REPORT_LIMIT")),
     Figure("06-delegation.md", "a worker's rounds", r"at most (\d+) rounds", r"最多 (\d+) 轮",
            lambda: constant("subagents", "WORKER_ROUNDS")),
+    Figure("07-hooks-mcp.md", "the veto's exit code", r"exit code (\d+) vetoes", r"退出码 (\d+) 表示否决",
+           lambda: constant("hooks", "VETO")),
+    Figure("07-hooks-mcp.md", "the veto's exit code, in a heading", r"## Exit (\d+) means no",
+           r"## 退出码 (\d+) 才是否决", lambda: constant("hooks", "VETO")),
+    Figure("07-hooks-mcp.md", "a hook's timeout", r"past its (\d+) seconds", r"超过 (\d+) 秒",
+           lambda: inspect.signature(constant("hooks", "Hooks")).parameters["timeout"].default),
+    Figure("07-hooks-mcp.md", "a server's start", r"gets (\d+) seconds to start", r"(\d+) 秒内启动",
+           lambda: constant("mcp.client", "STARTUP_TIMEOUT")),
+    Figure("07-hooks-mcp.md", "a call's timeout", r"and (\d+) for a call", r"调用 (\d+) 秒",
+           lambda: constant("mcp.client", "CALL_TIMEOUT")),
+    Figure("07-hooks-mcp.md", "a tool name's length", r"allows (\d+) characters", r"(\d+) 个字符",
+           lambda: constant("mcp.tools", "MAX_NAME")),
     Figure("04-context.md", "the trim tier's mark", r"At (\d+) % of the window", r"到窗口的 (\d+) %",
            lambda: round(100 * compactor_default("tiers")[0])),
     Figure("04-context.md", "the summary tier's mark", r"At (\d+) %, older turns", r"到 (\d+) % 时，较早",
@@ -191,6 +203,7 @@ INCIDENTAL = [
     r"(?<!\d)400(?=\s*[:：])",  # the HTTP status the chat API answers an illegal history with
     r"CoreCoder 0\.8",  # the name of a peer's release
     r"127\.0\.0\.1",  # the loopback address, where the course's server listens
+    r"exit 1\b",  # the usual exit code of a program that failed: a shell's habit, not the engine's
     # peers' thresholds, cited in chapter 4's box (checked 2026-12-03)
     r"at 90 % of the window by default, and Claude Code 13,000\s+tokens short of its effective\s+window, "
     r"about 83\.5 % of 200k",

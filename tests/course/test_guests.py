@@ -105,13 +105,13 @@ def test_the_chain_says_each_gates_word_and_how_each_call_ended(tmp_path):
                                   "read_file(notes.md): no_env: ok → broken: ok ⇒ ok",
                                   "bash(ls): no_env: ok → broken: KeyError ⇒ refused"]
     with speaking("zh"):
-        assert text(None, chain).startswith("每个调用经过的 gate：\n  read_file(.env): no_env：拒绝 ⇒ refused")
+        assert text(None, chain).startswith("每个调用经过的关卡：\n  read_file(.env): no_env: 拒绝 ⇒ refused")
 
 
 def test_the_wire_view_speaks_chinese_and_unfolds_each_message(notes):
     client = notes()
     with speaking("zh"):
         box = wire_widget(client, Chain())
-    left, right = (child.value for child in box.children)
+    left, right = (child.value for child in box.children[0].children)
     assert left.startswith("<b>线路上</b><details>") and "&quot;initialize&quot;" in left
     assert "<th>调用</th>" in right and "<th>结果</th>" in right

@@ -328,3 +328,23 @@ def test_a_learner_opens_a_worker_in_the_delegation_tree_of_chapter_six(browser,
     click_until(browser, header, opened)
     exercises_unsolved_and_folded(browser, words["unsolved"], 3)
     save(browser)
+
+
+WIRE = {  # what the wire's view says (its twin's first line: not under the widget)
+    "07-hooks-mcp.ipynb": {"twin": "on the wire:", "unsolved": "not implemented yet"},
+}
+
+
+@pytest.mark.parametrize("name", list(WIRE))
+def test_a_learner_unfolds_a_message_on_the_wire_in_chapter_seven(browser, lab, name):
+    url, token, root = lab
+    words = WIRE[name]
+    run_all(browser, url, token, name)
+    wire = on_screen(browser, "w.querySelector('details') && w.textContent.includes('tools/call')", words["twin"])
+    # a line unfolds to its whole message, as a learner opens it: the answer to the call, as the server sent it
+    summary = (f"[...{wire}.querySelectorAll('summary')]"
+               ".find(s => s.textContent.includes('\"id\": 3, \"result\"'))")
+    opened = f"{summary}.parentElement.open && {summary}.parentElement.innerText.includes('\"text\": \"5\"')"
+    click_until(browser, summary, opened)
+    exercises_unsolved_and_folded(browser, words["unsolved"], 4)
+    save(browser)
