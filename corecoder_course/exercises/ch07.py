@@ -25,6 +25,7 @@ the files the run changed, never the words of a refusal: those are the answer's 
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import shlex
 import threading
 import time
@@ -168,13 +169,13 @@ class ProtectPaths(Gate):
 
 
 PROJECT = {"notes.md": "# notes\n", ".env": "KEY=secret\n", "secrets/key.txt": "k\n",
-           "src/app.py": "print('app')\n", "docs/.envrc": "use nix\n", "docs/guide.md": "hi\n",
-           "ca.pem": "cert\n"}
+           "src/app.py": "print('app')\n", "src/.env": "DEBUG=1\n", "docs/.envrc": "use nix\n",
+           "docs/guide.md": "hi\n", "docs/api/deep.md": "deep\n", "ca.pem": "cert\n"}
 GLOBS = [".env", "secrets/*", "*.pem", "docs/*"]
 # A path as the model names it; "<root>" is the project, "<beside>" a folder next to it
 NAMES = ["notes.md", ".env", "./.env", "src/../.env", "env.link", "<root>/.env", "secrets/key.txt",
          "secrets/../secrets/key.txt", "docs/.envrc", "docs/guide.md", "ca.pem", "src/app.py",
-         "<beside>/x.txt", ".env.example", "new.pem"]
+         "<beside>/x.txt", ".env.example", "new.pem", "src/.env", "docs/api/deep.md"]
 
 
 @dataclass(frozen=True)
@@ -240,8 +241,11 @@ class Fates:
 
 def _fate(result: str) -> str:
     """A call's fate, from its result's first line: refused by which gate, or which gate
-    failed, or how it ran."""
+    failed, or how it ran (and a gate that failed after the call: a gate without `after`)."""
     first = result.split("\n")[0]
+    if "\n[after the call, " in result:
+        gate = result.split("\n[after the call, ", 1)[1].split(" failed: ")[0]
+        return say(f"ran, then {gate} failed after it", f"运行了，之后 {gate} 出错")
     if " refused by " in first:
         gate = first.split(" refused by ", 1)[1].split(":")[0]
         return say(f"refused by {gate}", f"被 {gate} 拒绝")
@@ -253,10 +257,15 @@ def _fate(result: str) -> str:
 
 def _gated(answer, batch: Batch) -> Fates:
     with Seam(PROJECT, {}) as seam:
-        root, beside = seam.roots
+        # beside the project, a folder whose name starts with the project's: outside it still
+        root, beside = seam.roots[0], seam.roots[0].with_name(seam.roots[0].name + "-beside")
+        beside.mkdir()
         (root / "env.link").symlink_to(".env")
+        # the root handed to the gate is a link to the project (a home on macOS is one): a
+        # gate that does not resolve it sees no path inside it
+        (seam.roots[1] / "project").symlink_to(root)
         before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
-        gate = answer(root, list(batch.globs))
+        gate = answer(seam.roots[1] / "project", list(batch.globs))
         calls = [{"name": tool, "arguments": _arguments(tool, batch.sent(path), root, beside)}
                  for tool, path in batch.calls]
         cd = [{"tool_calls": [{"name": "bash", "arguments": {"command": "cd src"}}]}]
@@ -299,7 +308,9 @@ GATE_EXAMPLES = [(Batch(globs, calls, parallel, in_src),) for globs, calls, para
     ((".env", "docs/*"), (("read_file", "<root>/.env"), ("edit_file", "docs/.envrc"),
                           ("write_file", ".env.example")), False, True),
     (("*.pem",), (("write_file", "new.pem"), ("write_file", "<beside>/x.txt"),
-                  ("grep", None)), True, True))]
+                  ("grep", None)), True, True),
+    ((".env", "docs/*"), (("read_file", "src/.env"), ("edit_file", "docs/api/deep.md")), False,
+     False))]
 
 GATE = Exercise(
     "ch07.gate", ProtectPaths, _gate_inputs, _gate_call, run=_gated, show=_shown_fates,
@@ -507,11 +518,13 @@ HOOK = Exercise(
             "; && || | & or a newline; a command with an open quote; calls of other tools",
             "bash 调用，命令里用 ; && || | & 或换行连起一到三个简单命令（各种写法的 push，带或"
             "不带 force；提到 push 的诱饵；别的命令）；带没闭合引号的命令；别的工具的调用"),
-    rule=("exit 2 with a reason on stderr when a simple command of the bash command starts with "
+    rule=("exit 2 with a reason on stderr when a simple command of the bash command (the words "
+          "between && || ; | & ( ) and newlines) starts with "
           "git push and forces: --force, a short flag holding f (-f, -uf), a +ref; "
           "--force-with-lease is allowed. Exit 2 too when the command cannot be split. Exit 0 "
           "otherwise, and for every other tool",
-          "当 bash 命令里某个简单命令以 git push 开头并且带强制选项（--force、含 f 的短选项如 -f、"
+          "当 bash 命令里某个简单命令（&& || ; | & ( ) 和换行之间的那些词）以 git push "
+          "开头并且带强制选项（--force、含 f 的短选项如 -f、"
           "-uf、+ref）时，exit 2，并在 stderr 写明理由；--force-with-lease 可以放行。命令拆不开"
           "时也 exit 2。其余情况，以及其他所有工具，exit 0"),
     shape=("read the call from stdin; not bash: return; split the command with shlex "
@@ -524,10 +537,10 @@ HOOK = Exercise(
     mistakes=[
         Mistake("            sys.exit(2)  # the veto: stderr is the reason the model reads",
                 "            sys.exit(1)", (
-                    "only exit 2 vetoes. Any other failure is a broken hook: the engine warns "
-                    "and lets the call run (a broken hook must not block the work)",
-                    "只有 exit 2 才是否决。其他非零退出码都算钩子坏了：引擎给出警告，然后照常"
-                    "执行调用（坏掉的钩子不能挡住正常工作）")),
+                    "only exit 2 vetoes. Any other exit is a broken hook (sys.exit(1), or a crash: "
+                    "an exception exits 1 too): the engine warns and lets the call run",
+                    "只有 exit 2 才是否决。其他退出码都算钩子坏了（sys.exit(1)，或者崩溃："
+                    "抛出异常也是退出码 1）：引擎给出警告，然后照常执行调用")),
         Mistake('                  "use --force-with-lease", file=sys.stderr)',
                 '                  "use --force-with-lease")', (
                     "the reason goes to stderr: that is what the engine hands the model. What a "
@@ -598,7 +611,7 @@ def word_server():
 
 
 _TEXTS = ["two words", "", "   ", "one", "tabs\tand\nnewlines  here", "数 一 数", "数一数",
-          " padded  ", "a b c d e f g h"]
+          " padded  ", "a b c d e f g h", "don't stop", "e-mail me - now", "a,b ; c"]
 
 
 def _server_inputs():
@@ -609,7 +622,8 @@ def _server_inputs():
         min_size=1, max_size=3))
 
 
-SERVER_EXAMPLES = [("2025-11-25", ["two words", "", "数 一 数"]), ("2024-11-05", ["one"])]
+SERVER_EXAMPLES = [("2025-11-25", ["two words", "", "数 一 数"]), ("2024-11-05", ["one"]),
+                   ("2025-06-18", ["don't stop", "e-mail me - now"])]
 
 
 class _Asks(MCPClient):
@@ -643,15 +657,17 @@ def _served(answer, version: str, texts: list[str]) -> tuple[str, ...]:
         client = _Asks(ServerSpec("words", command[0], command[1:]), seam.roots[0],
                        startup_timeout=3.0, call_timeout=1.0)
         client.version = version
+        client.ids = itertools.count(0)  # the first request's id is 0: an id, though falsy
         seen = []
         try:
             client.start()
             seen.append(f"started, version {client.protocol_version}")
-            seen.append("tools: " + ", ".join(t["name"] for t in client.tools))
+            seen.append("tools: " + ", ".join(f"{t['name']}({_arguments_of(t)})"
+                                              for t in client.tools))
             for text in texts:
                 try:
-                    seen.append(f"word_count({text!r}) → "
-                                + render(client.call_tool("word_count", {"text": text})))
+                    result = client.call_tool("word_count", {"text": text})
+                    seen.append(f"word_count({text!r}) → {render(result)}{_not_text(result)}")
                 except MCPError as e:
                     seen.append(f"word_count({text!r}) failed: {_kind(str(e))}")
             try:  # a tool it does not have
@@ -677,8 +693,28 @@ def _served(answer, version: str, texts: list[str]) -> tuple[str, ...]:
         return tuple(seen)
 
 
+def _arguments_of(tool: dict) -> str:
+    """The arguments a tool's input schema names: what the model is told it may send."""
+    schema = tool.get("inputSchema")
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    return ", ".join(sorted(properties)) if isinstance(properties, dict) else ""
+
+
+def _not_text(result: dict) -> str:
+    """What is wrong with a result's content, if a part is not text content holding a string
+    (the client renders anything; the spec's text part is {"type": "text", "text": "..."})."""
+    parts = result.get("content")
+    if isinstance(parts, list) and all(isinstance(p, dict) and p.get("type") == "text"
+                                       and isinstance(p.get("text"), str) for p in parts):
+        return ""
+    return say(" (not a list of text parts, each text a string)",
+               "（不是由 text 部分组成的列表，或者 text 不是字符串）")
+
+
 def _kind(error: str) -> str:
     """An MCPError's kind, without what varies (times, process ids, the server's words)."""
+    if "JSON-RPC error None" in error:  # a bare string, or an error without its code
+        return say("an error answer without a code", "一个没有 code 的错误回答")
     if "JSON-RPC error" in error:  # any code: -32601 for a method, -32602 for a tool, or other
         return say("an error answer", "一个错误回答")
     if error.startswith("no answer to"):
@@ -718,12 +754,12 @@ SERVER = Exercise(
     rule=("a line of JSON-RPC in, a line out, flushed: answer initialize with the client's "
           "protocolVersion, tools/list with the one tool, tools/call of word_count with "
           "len(text.split()) as text content; any other request, or a call of a tool it does "
-          "not have, gets an error (-32601, method not found, will do); a notification (no id) "
-          "gets no answer",
+          "not have, gets an error, {\"code\": ..., \"message\": ...} (-32601, method not "
+          "found, will do); a notification (no id) gets no answer",
           "进来一行 JSON-RPC，出去一行，并且立刻 flush：initialize 用客户端的 protocolVersion "
           "回答，tools/list 回答那一个工具，tools/call 调 word_count 时用 text content 回答 "
-          "len(text.split())；其他请求，以及调用它没有的工具，一律回答错误（-32601，method not "
-          "found，就可以）；通知（没有 id）不回答"),
+          "len(text.split())；其他请求，以及调用它没有的工具，一律回答错误 {\"code\": ..., "
+          "\"message\": ...}（-32601，method not found，就可以）；通知（没有 id）不回答"),
     shape=("for line in sys.stdin: parse; no id: continue; build the answer for the method "
            "(result or error); print(json.dumps(answer), flush=True)",
            "for line in sys.stdin：解析；没有 id 就 continue；按 method 组出回答（result 或 "
@@ -732,10 +768,12 @@ SERVER = Exercise(
         Mistake("        print(json.dumps(answer), flush=True)  # flushed: a pipe is not a "
                 "terminal",
                 "        print(json.dumps(answer))", (
-                    "flush every answer: on a pipe, print keeps its output in a buffer until "
-                    "the buffer fills, and the client waits for an answer that sits there",
-                    "每个回答都要 flush：输出到管道时，print 会把内容留在缓冲区里，直到缓冲区满"
-                    "为止，客户端等的回答就一直卡在那里")),
+                    "no answer reached the client: answer each request as its line arrives (not "
+                    "after reading all of stdin), with its own id, one line, flushed. On a pipe, "
+                    "print keeps its output in a buffer until the buffer fills",
+                    "客户端没收到回答：每个请求的那一行一到就回答（不要等读完整个 stdin），带上它"
+                    "自己的 id，占一行，并且 flush。输出到管道时，print 会把内容留在缓冲区里，"
+                    "直到缓冲区满为止")),
         Mistake('            answer["result"] = {"content": [{"type": "text", "text": '
                 'str(words)}]}',
                 '            answer["result"] = {"content": str(words)}', (

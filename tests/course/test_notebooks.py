@@ -11,8 +11,10 @@ import copy
 import inspect
 import io
 import json
+import linecache
 import re
 import textwrap
+import zlib
 from pathlib import Path
 
 import pytest
@@ -318,7 +320,10 @@ def answer(source: str, name: str):
                  "ToolCall": ToolCall, "Usage": Usage, "Price": Price, "_is_json": _is_json,
                  "ThreadPoolExecutor": ThreadPoolExecutor, "Agent": Agent, "Cancellable": Cancellable,
                  "WORKER_ROUNDS": WORKER_ROUNDS}
-    exec(textwrap.dedent(source), namespace)  # our own notebook's cell
+    source = textwrap.dedent(source)
+    where = f"<a cell defining {name}, {zlib.crc32(source.encode()):08x}>"  # our own notebook's
+    linecache.cache[where] = (len(source), None, source.splitlines(True), where)  # as IPython keeps
+    exec(compile(source, where, "exec"), namespace)  # a cell: a hook or a server is written out
     return namespace[name]
 
 
@@ -2028,6 +2033,612 @@ def read_only_workers(parent):  # returns the worker, never runs it
 
     return spawn
 """],
+    "ch07.gate": ["""
+import fnmatch
+from pathlib import Path
+
+from corecoder.calls import Gate
+
+class ProtectPaths(Gate):  # resolves the path from the process's directory, not the workspace's
+    name = "protect"
+
+    def __init__(self, root, globs):
+        self.root, self.globs = Path(root).resolve(), list(globs)
+
+    def before(self, tool, args, workspace):
+        path = args.get("path")
+        if not isinstance(path, str):
+            return None
+        target = Path(path).resolve()
+        if not target.is_relative_to(self.root):
+            return None
+        relative = target.relative_to(self.root).as_posix()
+        for glob in self.globs:
+            if fnmatch.fnmatchcase(relative, glob):
+                return f"{path} is protected ({glob})"
+        return None
+""", """
+import fnmatch
+from pathlib import Path
+
+from corecoder.calls import Gate
+
+class ProtectPaths(Gate):  # os.path.normpath: the .. folded away, the link to .env not followed
+    name = "protect"
+
+    def __init__(self, root, globs):
+        self.root, self.globs = Path(root).resolve(), list(globs)
+
+    def before(self, tool, args, workspace):
+        import os
+        path = args.get("path")
+        if not isinstance(path, str):
+            return None
+        target = Path(os.path.normpath(os.path.join(workspace.cwd, path)))
+        if not target.is_relative_to(self.root):
+            return None
+        relative = target.relative_to(self.root).as_posix()
+        for glob in self.globs:
+            if fnmatch.fnmatchcase(relative, glob):
+                return f"{path} is protected ({glob})"
+        return None
+""", """
+import fnmatch
+from pathlib import Path
+
+from corecoder.calls import Gate
+
+class ProtectPaths(Gate):  # relative_to without asking first: a path outside the project makes the gate fail
+    name = "protect"
+
+    def __init__(self, root, globs):
+        self.root, self.globs = Path(root).resolve(), list(globs)
+
+    def before(self, tool, args, workspace):
+        path = args.get("path")
+        if not isinstance(path, str):
+            return None
+        relative = Path(workspace.cwd, path).resolve().relative_to(self.root).as_posix()
+        for glob in self.globs:
+            if fnmatch.fnmatchcase(relative, glob):
+                return f"{path} is protected ({glob})"
+        return None
+""", """
+import fnmatch
+from pathlib import Path
+
+from corecoder.calls import Gate
+
+class ProtectPaths(Gate):  # returns None in the loop's else: only the first glob is ever tried
+    name = "protect"
+
+    def __init__(self, root, globs):
+        self.root, self.globs = Path(root).resolve(), list(globs)
+
+    def before(self, tool, args, workspace):
+        path = args.get("path")
+        if not isinstance(path, str):
+            return None
+        target = Path(workspace.cwd, path).resolve()
+        if not target.is_relative_to(self.root):
+            return None
+        relative = target.relative_to(self.root).as_posix()
+        for glob in self.globs:
+            if fnmatch.fnmatchcase(relative, glob):
+                return f"{path} is protected ({glob})"
+            else:
+                return None
+""", """
+import fnmatch
+from pathlib import Path
+
+from corecoder.calls import Gate
+
+class ProtectPaths(Gate):  # resolve(strict=True): a file not written yet makes the gate fail
+    name = "protect"
+
+    def __init__(self, root, globs):
+        self.root, self.globs = Path(root).resolve(), list(globs)
+
+    def before(self, tool, args, workspace):
+        path = args.get("path")
+        if not isinstance(path, str):
+            return None
+        target = Path(workspace.cwd, path).resolve(strict=True)
+        if not target.is_relative_to(self.root):
+            return None
+        relative = target.relative_to(self.root).as_posix()
+        for glob in self.globs:
+            if fnmatch.fnmatchcase(relative, glob):
+                return f"{path} is protected ({glob})"
+        return None
+""", """
+import fnmatch
+from pathlib import Path
+
+from corecoder.calls import Gate
+
+class ProtectPaths(Gate):  # guards writing only: a read of .env goes through
+    name = "protect"
+
+    def __init__(self, root, globs):
+        self.root, self.globs = Path(root).resolve(), list(globs)
+
+    def before(self, tool, args, workspace):
+        path = args.get("path")
+        if not tool.mutating or not isinstance(path, str):
+            return None
+        target = Path(workspace.cwd, path).resolve()
+        if not target.is_relative_to(self.root):
+            return None
+        relative = target.relative_to(self.root).as_posix()
+        for glob in self.globs:
+            if fnmatch.fnmatchcase(relative, glob):
+                return f"{path} is protected ({glob})"
+        return None
+""", """
+import fnmatch
+from pathlib import Path
+
+from corecoder.calls import Gate
+
+class ProtectPaths(Gate):  # matches the absolute path: "*.pem" still works, ".env" and "secrets/*" never do
+    name = "protect"
+
+    def __init__(self, root, globs):
+        self.root, self.globs = Path(root).resolve(), list(globs)
+
+    def before(self, tool, args, workspace):
+        path = args.get("path")
+        if not isinstance(path, str):
+            return None
+        target = Path(workspace.cwd, path).resolve()
+        if not target.is_relative_to(self.root):
+            return None
+        for glob in self.globs:
+            if fnmatch.fnmatchcase(str(target), glob):
+                return f"{path} is protected ({glob})"
+        return None
+"""],
+    "ch07.hook": ["""
+def no_force_push():  # a regex over the whole command: the push quoted in a commit message is vetoed
+    import json
+    import re
+    import sys
+
+    call = json.load(sys.stdin)
+    if call["tool_name"] != "bash":
+        return
+    if re.search(r"\\bgit\\s+push\\b[^;&|\\n]*\\s(--force\\b(?!-)|-[a-z]*f|\\+)", call["tool_input"]["command"]):
+        print("no force push; use --force-with-lease", file=sys.stderr)
+        sys.exit(2)
+""", """
+def no_force_push():  # shlex.split, no punctuation_chars: "ls;git push -f" is one word "ls;git"
+    import json
+    import shlex
+    import sys
+
+    call = json.load(sys.stdin)
+    if call["tool_name"] != "bash":
+        return
+    try:
+        words = shlex.split(call["tool_input"]["command"].replace("\\n", " ; "))
+    except ValueError:
+        print("cannot split this command", file=sys.stderr)
+        sys.exit(2)
+    command = []
+    for word in [*words, ";"]:
+        if word not in ("&&", "||", ";", "|", "&"):
+            command.append(word)
+            continue
+        if command[:2] == ["git", "push"] and any(
+                w == "--force" or w.startswith("+") or w[:1] == "-" and w[1:2] != "-" and "f" in w
+                for w in command[2:]):
+            print("no force push; use --force-with-lease", file=sys.stderr)
+            sys.exit(2)
+        command = []
+""", """
+def no_force_push():  # sys.exit("reason"): Python prints it to stderr, but exits 1, not 2
+    import json
+    import shlex
+    import sys
+
+    call = json.load(sys.stdin)
+    if call["tool_name"] != "bash":
+        return
+    lexer = shlex.shlex(call["tool_input"]["command"].replace("\\n", ";"), posix=True, punctuation_chars=True)
+    try:
+        words = list(lexer)
+    except ValueError:
+        sys.exit("cannot split this command")
+    command = []
+    for word in [*words, ";"]:
+        if word not in ("&&", "||", ";", "|", "&", "(", ")"):
+            command.append(word)
+            continue
+        if command[:2] == ["git", "push"] and any(
+                w == "--force" or w.startswith("+") or w[:1] == "-" and w[1:2] != "-" and "f" in w
+                for w in command[2:]):
+            sys.exit("no force push; use --force-with-lease")
+        command = []
+""", """
+def no_force_push():  # an open quote let through: what cannot be split is taken as harmless
+    import json
+    import shlex
+    import sys
+
+    call = json.load(sys.stdin)
+    if call["tool_name"] != "bash":
+        return
+    lexer = shlex.shlex(call["tool_input"]["command"].replace("\\n", ";"), posix=True, punctuation_chars=True)
+    try:
+        words = list(lexer)
+    except ValueError:
+        return
+    command = []
+    for word in [*words, ";"]:
+        if word not in ("&&", "||", ";", "|", "&", "(", ")"):
+            command.append(word)
+            continue
+        if command[:2] == ["git", "push"] and any(
+                w == "--force" or w.startswith("+") or w[:1] == "-" and w[1:2] != "-" and "f" in w
+                for w in command[2:]):
+            print("no force push; use --force-with-lease", file=sys.stderr)
+            sys.exit(2)
+        command = []
+""", """
+def no_force_push():  # command[0] and command[1] read without asking: a one-word command like ls raises
+    import json
+    import shlex
+    import sys
+
+    call = json.load(sys.stdin)
+    if call["tool_name"] != "bash":
+        return
+    lexer = shlex.shlex(call["tool_input"]["command"].replace("\\n", ";"), posix=True, punctuation_chars=True)
+    try:
+        words = list(lexer)
+    except ValueError:
+        print("cannot split this command", file=sys.stderr)
+        sys.exit(2)
+    command = []
+    for word in [*words, ";"]:
+        if word not in ("&&", "||", ";", "|", "&", "(", ")"):
+            command.append(word)
+            continue
+        if command[0] == "git" and command[1] == "push" and any(
+                w == "--force" or w.startswith("+") or w[:1] == "-" and w[1:2] != "-" and "f" in w
+                for w in command[2:]):
+            print("no force push; use --force-with-lease", file=sys.stderr)
+            sys.exit(2)
+        command = []
+""", """
+def no_force_push():  # posix=False: the quotes stay on the words, and '+main' does not start with +
+    import json
+    import shlex
+    import sys
+
+    call = json.load(sys.stdin)
+    if call["tool_name"] != "bash":
+        return
+    lexer = shlex.shlex(call["tool_input"]["command"].replace("\\n", ";"), posix=False, punctuation_chars=True)
+    try:
+        words = list(lexer)
+    except ValueError:
+        print("cannot split this command", file=sys.stderr)
+        sys.exit(2)
+    command = []
+    for word in [*words, ";"]:
+        if word not in ("&&", "||", ";", "|", "&", "(", ")"):
+            command.append(word)
+            continue
+        if command[:2] == ["git", "push"] and any(
+                w == "--force" or w.startswith("+") or w[:1] == "-" and w[1:2] != "-" and "f" in w
+                for w in command[2:]):
+            print("no force push; use --force-with-lease", file=sys.stderr)
+            sys.exit(2)
+        command = []
+""", """
+def no_force_push():  # every --force... but --force-with-lease: --force-if-includes alone is vetoed
+    import json
+    import shlex
+    import sys
+
+    call = json.load(sys.stdin)
+    if call["tool_name"] != "bash":
+        return
+    lexer = shlex.shlex(call["tool_input"]["command"].replace("\\n", ";"), posix=True, punctuation_chars=True)
+    try:
+        words = list(lexer)
+    except ValueError:
+        print("cannot split this command", file=sys.stderr)
+        sys.exit(2)
+    command = []
+    for word in [*words, ";"]:
+        if word not in ("&&", "||", ";", "|", "&", "(", ")"):
+            command.append(word)
+            continue
+        if command[:2] == ["git", "push"] and any(
+                w.startswith("--force") and w != "--force-with-lease" or w.startswith("+")
+                or w[:1] == "-" and w[1:2] != "-" and "f" in w for w in command[2:]):
+            print("no force push; use --force-with-lease", file=sys.stderr)
+            sys.exit(2)
+        command = []
+"""],
+    "ch07.classify": ["""
+def classify(line):  # no try: a banner or a line cut short raises instead of being noise
+    import json
+    message = json.loads(line)
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return "noise", None
+    if "method" in message:
+        return ("request" if "id" in message else "notification"), message
+    if isinstance(message.get("id"), (int, str)) and not isinstance(message["id"], bool):
+        return "answer", message
+    return "neither", message
+""", """
+def classify(line):  # the id judged by its truth: id 0 and id "" are no answer
+    import json
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return "noise", None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return "noise", None
+    if "method" in message:
+        return ("request" if "id" in message else "notification"), message
+    if message.get("id") and not isinstance(message["id"], bool):
+        return "answer", message
+    return "neither", message
+""", """
+def classify(line):  # an id may be any number: 1.0 and 2.5 are taken as answers
+    import json
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return "noise", None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return "noise", None
+    if "method" in message:
+        return ("request" if "id" in message else "notification"), message
+    if isinstance(message.get("id"), (int, float, str)) and not isinstance(message["id"], bool):
+        return "answer", message
+    return "neither", message
+""", """
+def classify(line):  # a request needs an id that is not null: {"method": ..., "id": null} is called a notification
+    import json
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return "noise", None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return "noise", None
+    if "method" in message:
+        return ("request" if message.get("id") is not None else "notification"), message
+    if isinstance(message.get("id"), (int, str)) and not isinstance(message["id"], bool):
+        return "answer", message
+    return "neither", message
+""", """
+def classify(line):  # an answer told by its result or error, not by its id
+    import json
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return "noise", None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return "noise", None
+    if "method" in message:
+        return ("request" if "id" in message else "notification"), message
+    if "result" in message or "error" in message:
+        return "answer", message
+    return "neither", message
+""", """
+def classify(line):  # the method judged by its truth: "method": "" is taken for none
+    import json
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return "noise", None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return "noise", None
+    if message.get("method"):
+        return ("request" if "id" in message else "notification"), message
+    if isinstance(message.get("id"), (int, str)) and not isinstance(message["id"], bool):
+        return "answer", message
+    return "neither", message
+""", """
+def classify(line):  # "jsonrpc" compared loosely: 2.0 the number passes as "2.0"
+    import json
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return "noise", None
+    if not isinstance(message, dict) or str(message.get("jsonrpc")) != "2.0":
+        return "noise", None
+    if "method" in message:
+        return ("request" if "id" in message else "notification"), message
+    if isinstance(message.get("id"), (int, str)) and not isinstance(message["id"], bool):
+        return "answer", message
+    return "neither", message
+"""],
+    "ch07.server": ["""
+def word_server():  # a line on stdout to say it is ready: the client reads it as a message
+    import json
+    import sys
+
+    tool = {"name": "word_count", "description": "How many words a text has.",
+            "inputSchema": {"type": "object", "required": ["text"],
+                            "properties": {"text": {"type": "string"}}}}
+    print("word server ready", flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" not in request:
+            continue
+        method, params = request["method"], request.get("params") or {}
+        answer = {"jsonrpc": "2.0", "id": request["id"]}
+        if method == "initialize":
+            answer["result"] = {"protocolVersion": params["protocolVersion"],
+                                "capabilities": {"tools": {}}, "serverInfo": {"name": "words"}}
+        elif method == "tools/list":
+            answer["result"] = {"tools": [tool]}
+        elif method == "tools/call" and params["name"] == "word_count":
+            words = len(params["arguments"]["text"].split())
+            answer["result"] = {"content": [{"type": "text", "text": str(words)}]}
+        else:
+            answer["error"] = {"code": -32601, "message": f"no method {method}"}
+        print(json.dumps(answer), flush=True)
+""", """
+def word_server():  # answers every message, notifications too: an error with id null the client cannot place
+    import json
+    import sys
+
+    tool = {"name": "word_count", "description": "How many words a text has.",
+            "inputSchema": {"type": "object", "required": ["text"],
+                            "properties": {"text": {"type": "string"}}}}
+    for line in sys.stdin:
+        request = json.loads(line)
+        method, params = request["method"], request.get("params") or {}
+        answer = {"jsonrpc": "2.0", "id": request.get("id")}
+        if method == "initialize":
+            answer["result"] = {"protocolVersion": params["protocolVersion"],
+                                "capabilities": {"tools": {}}, "serverInfo": {"name": "words"}}
+        elif method == "tools/list":
+            answer["result"] = {"tools": [tool]}
+        elif method == "tools/call" and params["name"] == "word_count":
+            words = len(params["arguments"]["text"].split())
+            answer["result"] = {"content": [{"type": "text", "text": str(words)}]}
+        else:
+            answer["error"] = {"code": -32601, "message": f"no method {method}"}
+        print(json.dumps(answer), flush=True)
+""", """
+def word_server():  # counts the words of any tool called: char_count gets a count, not an error
+    import json
+    import sys
+
+    tool = {"name": "word_count", "description": "How many words a text has.",
+            "inputSchema": {"type": "object", "required": ["text"],
+                            "properties": {"text": {"type": "string"}}}}
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" not in request:
+            continue
+        method, params = request["method"], request.get("params") or {}
+        answer = {"jsonrpc": "2.0", "id": request["id"]}
+        if method == "initialize":
+            answer["result"] = {"protocolVersion": params["protocolVersion"],
+                                "capabilities": {"tools": {}}, "serverInfo": {"name": "words"}}
+        elif method == "tools/list":
+            answer["result"] = {"tools": [tool]}
+        elif method == "tools/call":
+            words = len(params["arguments"]["text"].split())
+            answer["result"] = {"content": [{"type": "text", "text": str(words)}]}
+        else:
+            answer["error"] = {"code": -32601, "message": f"no method {method}"}
+        print(json.dumps(answer), flush=True)
+""", """
+def word_server():  # split(" "): the empty text has one word, and a tab or a newline joins two
+    import json
+    import sys
+
+    tool = {"name": "word_count", "description": "How many words a text has.",
+            "inputSchema": {"type": "object", "required": ["text"],
+                            "properties": {"text": {"type": "string"}}}}
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" not in request:
+            continue
+        method, params = request["method"], request.get("params") or {}
+        answer = {"jsonrpc": "2.0", "id": request["id"]}
+        if method == "initialize":
+            answer["result"] = {"protocolVersion": params["protocolVersion"],
+                                "capabilities": {"tools": {}}, "serverInfo": {"name": "words"}}
+        elif method == "tools/list":
+            answer["result"] = {"tools": [tool]}
+        elif method == "tools/call" and params["name"] == "word_count":
+            words = len(params["arguments"]["text"].split(" "))
+            answer["result"] = {"content": [{"type": "text", "text": str(words)}]}
+        else:
+            answer["error"] = {"code": -32601, "message": f"no method {method}"}
+        print(json.dumps(answer), flush=True)
+""", """
+def word_server():  # an unknown tool answered with a result that says isError, not with a JSON-RPC error
+    import json
+    import sys
+
+    tool = {"name": "word_count", "description": "How many words a text has.",
+            "inputSchema": {"type": "object", "required": ["text"],
+                            "properties": {"text": {"type": "string"}}}}
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" not in request:
+            continue
+        method, params = request["method"], request.get("params") or {}
+        answer = {"jsonrpc": "2.0", "id": request["id"]}
+        if method == "initialize":
+            answer["result"] = {"protocolVersion": params["protocolVersion"],
+                                "capabilities": {"tools": {}}, "serverInfo": {"name": "words"}}
+        elif method == "tools/list":
+            answer["result"] = {"tools": [tool]}
+        elif method == "tools/call":
+            if params["name"] == "word_count":
+                words = len(params["arguments"]["text"].split())
+                answer["result"] = {"content": [{"type": "text", "text": str(words)}]}
+            else:
+                answer["result"] = {"content": [{"type": "text", "text": "no such tool"}], "isError": True}
+        else:
+            answer["error"] = {"code": -32601, "message": f"no method {method}"}
+        print(json.dumps(answer), flush=True)
+""", """
+def word_server():  # reads the whole of stdin before answering: the client waits for an answer that never comes
+    import json
+    import sys
+
+    tool = {"name": "word_count", "description": "How many words a text has.",
+            "inputSchema": {"type": "object", "required": ["text"],
+                            "properties": {"text": {"type": "string"}}}}
+    for line in sys.stdin.read().splitlines():
+        request = json.loads(line)
+        if "id" not in request:
+            continue
+        method, params = request["method"], request.get("params") or {}
+        answer = {"jsonrpc": "2.0", "id": request["id"]}
+        if method == "initialize":
+            answer["result"] = {"protocolVersion": params["protocolVersion"],
+                                "capabilities": {"tools": {}}, "serverInfo": {"name": "words"}}
+        elif method == "tools/list":
+            answer["result"] = {"tools": [tool]}
+        elif method == "tools/call" and params["name"] == "word_count":
+            words = len(params["arguments"]["text"].split())
+            answer["result"] = {"content": [{"type": "text", "text": str(words)}]}
+        else:
+            answer["error"] = {"code": -32601, "message": f"no method {method}"}
+        print(json.dumps(answer), flush=True)
+""", """
+def word_server():  # the id sent back as a string: the client waits on 1, and "1" is another id
+    import json
+    import sys
+
+    tool = {"name": "word_count", "description": "How many words a text has.",
+            "inputSchema": {"type": "object", "required": ["text"],
+                            "properties": {"text": {"type": "string"}}}}
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" not in request:
+            continue
+        method, params = request["method"], request.get("params") or {}
+        answer = {"jsonrpc": "2.0", "id": str(request["id"])}
+        if method == "initialize":
+            answer["result"] = {"protocolVersion": params["protocolVersion"],
+                                "capabilities": {"tools": {}}, "serverInfo": {"name": "words"}}
+        elif method == "tools/list":
+            answer["result"] = {"tools": [tool]}
+        elif method == "tools/call" and params["name"] == "word_count":
+            words = len(params["arguments"]["text"].split())
+            answer["result"] = {"content": [{"type": "text", "text": str(words)}]}
+        else:
+            answer["error"] = {"code": -32601, "message": f"no method {method}"}
+        print(json.dumps(answer), flush=True)
+"""],
 }
 
 
@@ -2325,6 +2936,231 @@ def read_only_workers(parent):  # the tools found by filter(), keyword arguments
         return Agent(model, tools, gates=parent.gates, max_rounds=WORKER_ROUNDS, cwd=workspace.cwd).chat(task)
 
     return spawn
+"""],
+    "ch07.gate": ["""
+import fnmatch
+from pathlib import Path
+
+from corecoder.calls import Gate
+
+class ProtectPaths(Gate):  # os.path: realpath, commonpath, a PurePosixPath; the glob found with next()
+    name = "protect"
+
+    def __init__(self, root, globs):
+        import os
+        self.root, self.globs = os.path.realpath(root), tuple(globs)
+
+    def before(self, tool, args, workspace):
+        import os
+        if type(args.get("path")) is not str:
+            return None
+        target = os.path.realpath(os.path.join(workspace.cwd, args["path"]))
+        if os.path.commonpath([target, self.root]) != self.root:
+            return None
+        relative = os.path.relpath(target, self.root)
+        hit = next((glob for glob in self.globs if fnmatch.fnmatchcase(relative, glob)), None)
+        return None if hit is None else f"refusing {args['path']}: it matches {hit}"
+""", """
+import fnmatch
+from pathlib import Path
+
+from corecoder.calls import Gate
+
+class ProtectPaths(Gate):  # workspace.resolve then resolve(); outside the project caught as relative_to's ValueError
+    name = "protect"
+
+    def __init__(self, root, globs):
+        self.root = Path(root).resolve()
+        self.globs = globs
+
+    def before(self, tool, args, workspace):
+        path = args.get("path")
+        if path is None:
+            return None
+        try:
+            relative = str(workspace.resolve(path).resolve().relative_to(self.root))
+        except ValueError:
+            return None
+        matched = [glob for glob in self.globs if fnmatch.fnmatchcase(relative, glob)]
+        if matched:
+            return "protected by " + ", ".join(matched)
+"""],
+    "ch07.hook": ["""
+def no_force_push():  # a line at a time, each split on its own; the reason written with sys.stderr.write
+    import json
+    import shlex
+    import sys
+
+    call = json.loads(sys.stdin.read())
+    if call.get("tool_name") != "bash":
+        sys.exit(0)
+    for line in call["tool_input"]["command"].splitlines():
+        try:
+            words = list(shlex.shlex(line, posix=True, punctuation_chars=True))
+        except ValueError:
+            sys.stderr.write("an open quote: say the command again\\n")
+            raise SystemExit(2)
+        simple = []
+        for word in words + ["&&"]:
+            if word in {";", "&", "&&", "|", "||", "(", ")"}:
+                flags = simple[2:] if simple[:2] == ["git", "push"] else []
+                if "--force" in flags or any(f[0] == "+" or f[:1] == "-" and not f.startswith("--") and "f" in f
+                                             for f in flags):
+                    sys.stderr.write("force pushing rewrites shared history\\n")
+                    raise SystemExit(2)
+                simple = []
+            else:
+                simple.append(word)
+""", """
+def no_force_push():  # the separators found with itertools.groupby; the flags tested by a helper
+    import itertools
+    import json
+    import shlex
+    import sys
+
+    def forces(word):
+        if word == "--force" or word.startswith("+"):
+            return True
+        return word.startswith("-") and not word.startswith("--") and "f" in word
+
+    call = json.load(sys.stdin)
+    if call["tool_name"] == "bash":
+        text = "; ".join(call["tool_input"]["command"].split("\\n"))
+        try:
+            words = list(shlex.shlex(text, posix=True, punctuation_chars=";&|()"))
+        except ValueError:
+            print("unbalanced quotes: cannot tell what would run", file=sys.stderr)
+            sys.exit(2)
+        separators = {";", "&", "&&", "|", "||", "(", ")"}
+        for apart, group in itertools.groupby(words, key=lambda w: w in separators):
+            simple = list(group)
+            if not apart and simple[:2] == ["git", "push"] and any(map(forces, simple[2:])):
+                print("git push with force is not allowed here; try --force-with-lease", file=sys.stderr)
+                sys.exit(2)
+"""],
+    "ch07.classify": ["""
+def classify(line):  # structural pattern matching; the id's type compared exactly (type(True) is bool)
+    import json
+    try:
+        message = json.loads(line)
+    except json.JSONDecodeError:
+        return "noise", None
+    match message:
+        case {"jsonrpc": "2.0", "method": _, "id": _}:
+            return "request", message
+        case {"jsonrpc": "2.0", "method": _}:
+            return "notification", message
+        case {"jsonrpc": "2.0", "id": ident} if type(ident) in (int, str):
+            return "answer", message
+        case {"jsonrpc": "2.0"}:
+            return "neither", message
+    return "noise", None
+""", """
+def classify(line):  # a table of kinds, keyed by (has a method, has an id); the id judged apart
+    import json
+    try:
+        message = json.loads(line)
+    except ValueError:
+        message = None
+    if type(message) is not dict or message.get("jsonrpc") != "2.0":
+        return "noise", None
+    ident = message.get("id")
+    ours = not isinstance(ident, bool) and isinstance(ident, (int, str))
+    kind = {(True, True): "request", (True, False): "notification",
+            (False, True): "answer" if ours else "neither", (False, False): "neither"}
+    return kind["method" in message, "id" in message], message
+"""],
+    "ch07.server": ["""
+def word_server():  # readline until EOF, a table of handlers, sys.stdout.write and flush, -32602 for an unknown tool
+    import json
+    import sys
+
+    def initialize(params):
+        return {"protocolVersion": params["protocolVersion"], "capabilities": {"tools": {}},
+                "serverInfo": {"name": "words", "version": "1"}}
+
+    def tools_list(params):
+        return {"tools": [{"name": "word_count", "description": "Count the words of a text.",
+                           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}},
+                                           "required": ["text"]}}]}
+
+    def tools_call(params):
+        if params.get("name") != "word_count":
+            raise LookupError(f"unknown tool {params.get('name')}")
+        return {"content": [{"type": "text", "text": f"{len(params['arguments']['text'].split())}"}]}
+
+    handlers = {"initialize": initialize, "tools/list": tools_list, "tools/call": tools_call}
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        message = json.loads(line)
+        if "id" not in message:
+            continue
+        reply = {"jsonrpc": "2.0", "id": message["id"]}
+        handler = handlers.get(message.get("method"))
+        if handler is None:
+            reply["error"] = {"code": -32601, "message": "method not found"}
+        else:
+            try:
+                reply["result"] = handler(message.get("params") or {})
+            except LookupError as e:
+                reply["error"] = {"code": -32602, "message": str(e)}
+        sys.stdout.write(json.dumps(reply) + "\\n")
+        sys.stdout.flush()
+""", """
+def word_server():  # input() until EOFError, stdout line-buffered once, a debug line on stderr, match on the method
+    import json
+    import re
+    import sys
+
+    sys.stdout.reconfigure(line_buffering=True)
+    print("words: up", file=sys.stderr)
+    while True:
+        try:
+            message = json.loads(input())
+        except EOFError:
+            return
+        if message.get("id") is None and "id" not in message:
+            continue
+        params = message.get("params") or {}
+        match message["method"]:
+            case "initialize":
+                out = {"result": {"protocolVersion": params["protocolVersion"], "capabilities": {"tools": {}},
+                                  "serverInfo": {"name": "words"}}}
+            case "tools/list":
+                out = {"result": {"tools": [{"name": "word_count", "inputSchema": {
+                    "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}]}}
+            case "tools/call" if params.get("name") == "word_count":
+                count = len(re.findall(r"\\S+", params["arguments"]["text"]))
+                out = {"result": {"content": [{"type": "text", "text": str(count)}]}}
+            case other:
+                out = {"error": {"code": -32601, "message": f"method not found: {other}"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], **out}, ensure_ascii=False))
+""", """
+def word_server():  # bytes in and out: sys.stdin.buffer and sys.stdout.buffer, flushed by hand
+    import json
+    import sys
+
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    for raw in sys.stdin.buffer:
+        request = json.loads(raw)
+        if "id" not in request:
+            continue
+        method, params = request.get("method"), request.get("params") or {}
+        if method == "initialize":
+            body = {"result": {"protocolVersion": params["protocolVersion"], "capabilities": {"tools": {}},
+                               "serverInfo": {"name": "word-server"}}}
+        elif method == "tools/list":
+            body = {"result": {"tools": [{"name": "word_count", "description": "Words in a text.",
+                                          "inputSchema": schema}]}}
+        elif method == "tools/call" and params.get("name") == "word_count":
+            body = {"result": {"content": [{"type": "text",
+                                            "text": str(len(params["arguments"]["text"].split()))}]}}
+        else:
+            body = {"error": {"code": -32601, "message": "Method not found"}}
+        sys.stdout.buffer.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], **body}).encode() + b"\\n")
+        sys.stdout.buffer.flush()
 """],
 }
 
