@@ -2,24 +2,43 @@
 
     ch07.gate      a gate of your own, `ProtectPaths(root, globs)`: no file tool touches a
                    protected file, by whatever name the model gives it, plugged into a real Agent
+    ch07.hook      `no_force_push()`, a PreToolUse hook, run as a program by the engine's own
+                   hook runner
     ch07.classify  what a line from an MCP server's stdout is, told by its shape
+    ch07.server    `word_server()`, an MCP server of the standard library's, started, listed and
+                   called by the engine's own client
 
-Both are declared exercises (kit.py). `ch07.classify`'s reference is the engine's own
+All four are declared exercises (kit.py). `ch07.classify`'s reference is the engine's own
 `classify` (mcp/client.py), on lines drawn from everything a server may print: messages of every
 shape (a method or none, an id of every JSON type or none, "jsonrpc" right, wrong or missing),
 JSON that is not an object, and lines that are not JSON at all (a banner, a log line, a message
-cut short, nothing).
+cut short, nothing). The other references are the chapter's.
 
-`ch07.gate`'s reference is the chapter's `ProtectPaths`. Each input is a run: a real Agent in a
-project folder (notes.md, .env, secrets/key.txt, src/app.py, docs/.envrc, a link to .env, a
-folder beside the project), its built-in tools, the answer as its one gate, and a scripted
-model whose reply asks for a batch of calls: reads, writes and edits by every name a model gives
-a file (./, a detour through src/.., the link, the absolute path, a path outside the project),
-glob and grep with or without a path, and bash, after a `cd src` in one run of three. The batch
-runs in parallel in one run of two (chapter 5's executor: every call admitted first), one call
-at a time otherwise. The protected globs are drawn from `.env`, `secrets/*`, `*.pem`, `docs/*`.
-What is compared is each call's fate (let through, refused by the gate, or the gate failed) and
-the files the run changed, never the words of a refusal: those are the answer's own.
+`ch07.gate`: each input is a run, a real Agent in a project folder (notes.md, .env, src/.env,
+secrets/key.txt, src/app.py, docs/.envrc, docs/api/deep.md, a link to .env), its built-in tools,
+the answer as its one gate, and a scripted model whose reply asks for a batch of calls: reads,
+writes and edits by every name a model gives a file (./, a detour through src/.., the link, the
+absolute path, a path outside the project, in a folder beside it whose name starts with the
+project's), glob and grep with or without a path, and bash, after a `cd src` in one run of three.
+The batch runs in parallel in one run of two (chapter 5's executor: every call admitted first),
+one call at a time otherwise. The gate is handed the project's root through a link, as a home
+on macOS is one. The protected globs are drawn from `.env`, `secrets/*`, `*.pem`, `docs/*`. What
+is compared is each call's fate (let through, refused by which gate, a gate that failed before
+or after it) and the files the run changed, never the words of a refusal: those are the
+answer's own.
+
+`ch07.hook`: the answer is written out as a program and run by `Hooks` on one call: bash commands
+that join one to three simple commands (pushes forced and not, in every spelling; decoys that
+mention a push; other commands), an open quote, calls of other tools. Compared: vetoed or not,
+with a reason of its own or the engine's stand-in, skipped with a warning.
+
+`ch07.server`: the answer is written out as a program, started by the engine's `MCPClient`
+asking for each protocol version it knows (the first request's id 0), then asked to count the
+words of texts empty, of spaces, tabs and newlines, punctuation, Chinese, then a tool and a
+method it does not have. Compared: how it started, its tools and the arguments they name, each
+count as the model reads it (and whether the content is text parts of strings), what the unknown
+tool and method got, and what the client warned of once the server's output was all read. A
+stub is told as one, without running it, for each of the two programs.
 """
 
 from __future__ import annotations
