@@ -45,7 +45,7 @@ class MCPError(Exception):
 def classify(line: str) -> tuple[str, dict | None]:
     """What a line from a server's stdout is, and the message it holds. By shape, never by id
     alone: "request" (a method and an id: the server asks us), "notification" (a method and no
-    id), "answer" (no method, and an id such as ours, a number or a string), "neither" (JSON-RPC
+    id), "answer" (no method, and an id such as ours, an integer or a string), "neither" (JSON-RPC
     2.0, but none of these) or "noise" (not JSON-RPC at all: a banner, a log line, nothing)."""
     try:
         message = json.loads(line)
