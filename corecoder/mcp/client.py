@@ -160,8 +160,8 @@ class MCPClient:
         waiter: queue.Queue = queue.Queue(maxsize=1)
         with self.lock:
             process = self.process
-            if process is None or process.poll() is not None or self.state in ("dead", "closed"):
-                raise MCPError(self._not_running(process))
+            if process is None or self.state in ("dead", "closed"):
+                raise MCPError(self._not_running())
             msg_id = next(self.ids)
             self.pending[msg_id] = waiter
         deadline = deadline or time.monotonic() + self.call_timeout
@@ -251,13 +251,9 @@ class MCPClient:
 
     # --- defences: a server that crashes, hangs, chatters, asks back or stops reading ---------
 
-    def _not_running(self, process: subprocess.Popen | None) -> str:
-        if self.state in ("dead", "error") and self.error:
-            why = self.error
-        elif process is not None and process.poll() is not None:  # before the reader says so
-            why = f"the server exited with code {process.returncode}"
-        else:
-            why = f"the server is {self.state}"
+    def _not_running(self) -> str:
+        known = self.state in ("dead", "error") and self.error
+        why = self.error if known else f"the server is {self.state}"
         return f"{why}; `/mcp reconnect {self.name}` starts it again"
 
     def _send(self, process: subprocess.Popen, message: dict,
@@ -277,7 +273,10 @@ class MCPClient:
         writer = threading.Thread(target=write, daemon=True)
         writer.start()
         writer.join(max(0.0, (deadline or time.monotonic() + self.call_timeout) - time.monotonic()))
-        if writer.is_alive() or failed:  # as good as dead: say so, and kill it (frees the writer)
+        if failed:  # its input is closed: if it died, how (its code, its last words on stderr)
+            with contextlib.suppress(subprocess.TimeoutExpired):  # is the reader's to tell every
+                process.wait(timeout=GRACE)  # waiting caller, the same whoever noticed first
+        if writer.is_alive() or failed and process.poll() is None:  # alive, not reading: kill it
             why = type(failed[0]).__name__ if failed else "a write timed out"
             self._gone(process, f"the server stopped reading its input ({why})")
             with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -10,6 +10,7 @@ import queue
 import re
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -188,16 +189,28 @@ def test_a_crash_mid_call_fails_that_call_and_the_next_until_reconnect(hubs, tmp
         hub.reconnect("nope")
 
 
-def test_a_call_made_before_the_reader_saw_the_server_die_says_it_exited(hubs):
+def test_a_call_made_before_the_reader_saw_the_server_die_hears_from_the_reader_how_it_ended(hubs):
+    # One narrator of a death, the reader (the code, the last words on stderr), whoever notices it
+    # first: here a call writes into the dead server's pipe while the reader is held back.
     hub = hubs()
     client = hub.clients["bad"]
+    written, gone, send = threading.Event(), client._gone, client._send
+
+    def held_reader(process, reason):
+        assert written.wait(30), "the call never wrote"
+        gone(process, reason)
+
+    def call_writes(*args, **kwargs):
+        try:
+            send(*args, **kwargs)
+        finally:
+            written.set()
+
+    client._gone, client._send = held_reader, call_writes
     client.process.kill()
-    deadline = time.monotonic() + 5
-    while client.state != "dead" and time.monotonic() < deadline:
-        time.sleep(0.01)
-    client.state, client.error = "ready", None  # as it is in the moment before the reader notices
-    with pytest.raises(ToolError, match=r"the server exited with code -9; `/mcp reconnect bad`"):
+    with pytest.raises(ToolError, match=r"during tools/call, the server exited with code -9"):
         run(hub, "mcp__bad__echo", text="anyone?")
+    assert client.state == "dead"
 
 
 def test_a_hung_call_times_out_and_the_server_goes_on(hubs):
