@@ -97,7 +97,8 @@ class Exercise:
     # try costs a wait (ch06.team: a task waits a second for a sibling that never runs)
     shrink: bool = True
     equivalent: Mapping[str, str] = field(default_factory=dict)  # mutants that are no mistake
-    # what each listed mistake did on an input (_remembered): the checker's, never the learner's
+    # what the reference and each listed mistake did on an input (_remembered): the
+    # checker's own, never the learner's
     outcomes: dict = field(default_factory=dict, repr=False, compare=False)
     tiered = True  # `check` passes the try's number: the shape is told from the second on
 
@@ -295,7 +296,7 @@ class _Differs(Exception):
 def _compare(exercise: Exercise, answer, args: tuple, tries: int, explain: bool = True) -> None:
     """Fail unless the answer does on `args` what the reference does: returns the same value,
     or raises the same kind of error (a reference that refuses an input is the spec too)."""
-    wanted_kind, wanted = quietly(exercise, exercise.reference, args, errors=True)
+    wanted_kind, wanted = _remembered(exercise, exercise.reference, args, errors=True)
     handed = copy.deepcopy(args)
     kind, got = _run(exercise, answer, handed)
     what = raised(got) if kind == "raised" else (exercise.show or returned)(got)
@@ -388,16 +389,18 @@ def _known(exercise: Exercise, answer, args: tuple, mine: tuple) -> Mistake | No
     return matching[agreed.index(max(agreed))][1]
 
 
-def _remembered(exercise: Exercise, wrong, args: tuple) -> tuple[str, object]:
-    """What a listed mistake does on `args`, worked out once a process and language: a mistake
-    is the checker's own and does the same every time, and one that runs a process (a server
-    that never answers) may take seconds. An input that cannot be pickled is not remembered."""
+def _remembered(exercise: Exercise, fn, args: tuple, errors: bool = False) -> tuple[str, object]:
+    """What the reference or a listed mistake does on `args`, worked out once a process and
+    language: both are the checker's own and do the same every time, and one that runs a
+    process (a server that never answers) may take seconds; every answer judged meets the same
+    inputs. The function itself is the key (an id could be reused by a later mutant). An input
+    that cannot be pickled is not remembered."""
     try:
-        key = (id(wrong), language(), pickle.dumps(args))
+        key = (fn, errors, language(), pickle.dumps(args))
     except Exception:
-        return quietly(exercise, wrong, args)
+        return quietly(exercise, fn, args, errors)
     if key not in exercise.outcomes:
-        exercise.outcomes[key] = quietly(exercise, wrong, args)
+        exercise.outcomes[key] = quietly(exercise, fn, args, errors)
     return exercise.outcomes[key]
 
 

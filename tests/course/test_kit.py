@@ -209,6 +209,23 @@ def test_state_kept_between_calls_is_caught():
     assert "x" in told(remembers)
 
 
+def test_the_reference_is_worked_out_once_an_input_whatever_the_answers_judged():
+    # Every answer judged meets the same inputs: a reference that starts a process (chapter 7's
+    # servers) must not start it again for each one, nor for each mutant of a mutation score.
+    inputs = []
+
+    def counted(xs):
+        inputs.append(repr(xs))
+        return sorted(xs)
+
+    Exercise("test.sorted", counted, lambda: st.tuples(st.lists(st.integers(0, 3), max_size=4)),
+             lambda args: f"sorted_copy({args[0]!r})", rule=("sorted", "排好序"),
+             examples=[([2, 1],)])
+    for answer in (sorted, lambda xs: sorted(xs, reverse=True), lambda xs: list(xs)):
+        verdict("test.sorted", answer)
+    assert inputs and len(inputs) == len(set(inputs))
+
+
 def test_the_shape_is_told_from_the_second_failure_on():
     first, second = told(lambda text: "", tries=1), told(lambda text: "", tries=2)
     assert "text.split()[-1]" not in first and "text.split()[-1]" in second
