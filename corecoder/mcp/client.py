@@ -8,7 +8,9 @@ Three threads per server, each with one job:
 
     the caller   writes its request and waits on a queue of its own, within a deadline
     the reader   reads stdout: an answer goes to the caller waiting on its id; a notice
-                 or a request from the server is handled on the spot
+                 or a request from the server is handled on the spot; at the end of stdout
+                 it tells every waiting caller how the server ended (its exit code, its last
+                 words on stderr), the one account of a death, whoever noticed it first
     the drainer  keeps the last 200 lines of stderr, and keeps a chatty server alive: a
                  pipe holds ~64 KB, and a server whose stderr nobody reads blocks for good
 
