@@ -1,9 +1,10 @@
 """Helpers for the course notebooks: what a chapter calls, in one import.
 
-    from corecoder_course import (Chain, Delegation, Gauge, NOTES_SERVER, Timeline, Transcribed,
-                                  as_program, beside, call_timeline, check, context_gauge,
-                                  delegation_tree, explore_edits, outline, record,
-                                  scrub_stream, show, step_through, wire_view, workdir)
+    from corecoder_course import (Asker, Chain, Delegation, Gauge, NOTES_SERVER, Timeline,
+                                  Transcribed, as_program, beside, call_timeline, check,
+                                  consent_buttons, context_gauge, delegation_tree, explore_edits,
+                                  outline, record, scrub_stream, show, step_through, undo_stack,
+                                  wire_view, workdir)
 
     show(obj)                 the real source of a package object, highlighted
     check(name, answer)       run an exercise's offline checks; prints ✓ or a hint
@@ -24,6 +25,10 @@
     Transcribed(spec, root)   an MCPClient that keeps every line that crossed the wire
     Chain()                   each call's way through the gates, and how it ended
     wire_view(client, chain)  the JSON-RPC lines beside the calls: a widget, and as text
+    Asker(answers)            the user consent asks, answering from a script, each question kept
+    consent_buttons(run, answers) a run's questions, each with its answer's buttons (a press runs
+                              it again with that answer), and the questions as text
+    undo_stack(checkpoints)   the checkpoints kept, newest first, with an Undo button; as text
     workdir(name)             a fresh scratch folder, notebooks/.work/<name>
 
 The Chinese notebooks import the same helpers from `corecoder_course.zh`, where they speak
@@ -35,6 +40,7 @@ The tools that write the course (student edition, sync, execute) are apart, in
 from .checks import check
 from .explorer import explore_edits
 from .gauge import Gauge, context_gauge
+from .guard import Asker, consent_buttons, undo_stack
 from .guests import NOTES_SERVER, Chain, Transcribed, as_program, wire_view
 from .kit import beside
 from .recording import outline, record
@@ -45,6 +51,7 @@ from .timeline import Timeline, call_timeline
 from .tree import Delegation, delegation_tree
 from .viewer import step_through
 
-__all__ = ["NOTES_SERVER", "Chain", "Delegation", "Gauge", "Timeline", "Transcribed", "as_program",
-           "beside", "call_timeline", "check", "context_gauge", "delegation_tree", "explore_edits",
-           "outline", "record", "scrub_stream", "show", "step_through", "wire_view", "workdir"]
+__all__ = ["NOTES_SERVER", "Asker", "Chain", "Delegation", "Gauge", "Timeline", "Transcribed",
+           "as_program", "beside", "call_timeline", "check", "consent_buttons", "context_gauge",
+           "delegation_tree", "explore_edits", "outline", "record", "scrub_stream", "show",
+           "step_through", "undo_stack", "wire_view", "workdir"]

@@ -308,8 +308,32 @@ def _perimeter() -> Diagram:
     return Diagram(say("The perimeter (chapter 7)", "边界（第 7 章）"), boxes, arrows, text)
 
 
+def _guard() -> Diagram:
+    boxes = {
+        "model": (0, 0, say("the model asks\nto change a file", "模型要求\n改一个文件")),
+        "plan": (1, 0, say("plan mode on?\nrefused, --yes or not",
+                           "计划模式开着？\n拒绝，不管 --yes")),
+        "hooks": (2, 0, say("the project's hooks:\nexit 2 vetoes", "项目的钩子：\nexit 2 否决")),
+        "consent": (2, 1, say("consent: the user says\nonce, always or no",
+                              "授权确认：用户说\n这一次、一直或不行")),
+        "copy": (1, 1, say("a checkpoint: the file\nas it was", "检查点：文件\n原来的样子")),
+        "run": (0, 1, say("the call runs;\n/undo can put it back", "调用运行；\n/undo 能改回去")),
+    }
+    arrows = [("model", "plan", ""), ("plan", "hooks", ""), ("hooks", "consent", ""),
+              ("consent", "copy", ""), ("copy", "run", "")]
+    text = say("the model asks to change a file; plan mode refuses it while it is on, whoever "
+               "would allow it; the project's hooks may veto it; the user is asked, and answers "
+               "once, always or no; only a call every gate let through gets a checkpoint, a copy "
+               "of the file as it was; the call runs, and /undo can put the file back",
+               "模型要求改一个文件；计划模式开着就拒绝，谁允许都不行；项目的钩子可以否决；"
+               "然后问用户，用户回答这一次、一直允许或不行；只有所有关卡都放行的调用才建检查点，"
+               "也就是文件原来的样子；调用运行，/undo 能把文件改回去")
+    return Diagram(say("The gates, in the order of authority (chapter 8)",
+                       "按权限排序的关卡（第 8 章）"), boxes, arrows, text)
+
+
 DIAGRAMS = {"loop": _loop, "engine": _engine, "call": _call, "model": _model, "tiers": _tiers,
-            "batch": _batch, "team": _team, "perimeter": _perimeter}
+            "batch": _batch, "team": _team, "perimeter": _perimeter, "guard": _guard}
 
 
 def markdown(name: str, lang: str) -> str:

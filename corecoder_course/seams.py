@@ -36,6 +36,7 @@ from corecoder.scripted import FunctionLLM, ScriptedLLM
 
 from .checks import error_of, scrub
 from .kit import _equal
+from .words import say
 
 MOVED = "os.getcwd() moved (the check set it back)"
 ENDINGS = (Exception, KeyboardInterrupt, SystemExit)  # all that may end a run but a hang
@@ -133,6 +134,22 @@ class Seam:
         places = dict.fromkeys(self.roots, ".")
         ended = [f"the run ended: {error_of(self.error, places)}"] if self.error else []
         return ended + [MOVED] * self.moved
+
+
+def fate(result: str) -> str:
+    """A call's fate, from its result's first line: refused by which gate, or which gate
+    failed, or how it ran (and a gate that failed after the call: a gate without `after`)."""
+    first = result.split("\n")[0]
+    if "\n[after the call, " in result:
+        gate = result.split("\n[after the call, ", 1)[1].split(" failed: ")[0]
+        return say(f"ran, then {gate} failed after it", f"运行了，之后 {gate} 出错")
+    if " refused by " in first:
+        gate = first.split(" refused by ", 1)[1].split(":")[0]
+        return say(f"refused by {gate}", f"被 {gate} 拒绝")
+    if " refused: " in first and " failed: " in first:
+        gate, error = first.split(" refused: ", 1)[1].split(" failed: ", 1)
+        return say(f"{gate} failed: ", f"{gate} 出错：") + error[:40]
+    return say("ran", "运行了")
 
 
 def _copied(args: tuple) -> tuple | None:

@@ -63,7 +63,7 @@ from corecoder.workspace import Workspace
 
 from ..guests import as_program
 from ..kit import Exercise, Mistake
-from ..seams import Seam
+from ..seams import Seam, fate
 from ..words import say
 
 # --- ch07.classify ------------------------------------------------------------------------
@@ -258,22 +258,6 @@ class Fates:
     ended: str = ""
 
 
-def _fate(result: str) -> str:
-    """A call's fate, from its result's first line: refused by which gate, or which gate
-    failed, or how it ran (and a gate that failed after the call: a gate without `after`)."""
-    first = result.split("\n")[0]
-    if "\n[after the call, " in result:
-        gate = result.split("\n[after the call, ", 1)[1].split(" failed: ")[0]
-        return say(f"ran, then {gate} failed after it", f"运行了，之后 {gate} 出错")
-    if " refused by " in first:
-        gate = first.split(" refused by ", 1)[1].split(":")[0]
-        return say(f"refused by {gate}", f"被 {gate} 拒绝")
-    if " refused: " in first and " failed: " in first:
-        gate, error = first.split(" refused: ", 1)[1].split(" failed: ", 1)
-        return say(f"{gate} failed: ", f"{gate} 出错：") + error[:40]
-    return say("ran", "运行了")
-
-
 def _gated(answer, batch: Batch) -> Fates:
     with Seam(PROJECT, {}) as seam:
         # beside the project, a folder whose name starts with the project's: outside it still
@@ -293,7 +277,7 @@ def _gated(answer, batch: Batch) -> Fates:
         seams = {"executor": RunInParallel()} if batch.parallel else {}
         agent = seam.agent([*script, "done"], default_tools(), cwd=root, gates=[gate], **seams)
         agent.chat("go")
-        ended = {e.call.id: _fate(e.result) for e in seam.events
+        ended = {e.call.id: fate(e.result) for e in seam.events
                  if isinstance(e, ToolCallFinished)}
         asked = [c["id"] for m in agent.messages if m["role"] == "assistant"
                  for c in m.get("tool_calls") or []]

@@ -182,6 +182,12 @@ FIGURES = [
            lambda: constant("mcp.client", "CALL_TIMEOUT")),
     Figure("07-hooks-mcp.md", "a tool name's length", r"allows (\d+) characters", r"(\d+) 个字符",
            lambda: constant("mcp.tools", "MAX_NAME")),
+    Figure("08-guarding.md", "checkpoints kept per project", r"The last (\d+) checkpoints", r"最近的 (\d+) 个检查点",
+           lambda: constant("checkpoints", "KEEP")),
+    Figure("08-guarding.md", "the largest file a checkpoint copies", r"a file over ([\d,]+) bytes",
+           r"超过 ([\d,]+) 字节", lambda: constant("checkpoints", "MAX_BYTES")),
+    Figure("08-guarding.md", "the instructions' limit", r"limited to ([\d,]+) characters",
+           r"上限是 ([\d,]+) 个字符", lambda: constant("instructions", "LIMIT")),
     Figure("04-context.md", "the trim tier's mark", r"At (\d+) % of the window", r"到窗口的 (\d+) %",
            lambda: round(100 * compactor_default("tiers")[0])),
     Figure("04-context.md", "the summary tier's mark", r"At (\d+) %, older turns", r"到 (\d+) % 时，较早",
@@ -209,6 +215,7 @@ INCIDENTAL = [
     r"about 83\.5 % of 200k",
     r"默认在窗口的 90 % 时压缩，Claude Code 则在离有效窗口还差 13,000 个 token 时压缩，约为 200k 的 83\.5 %",
     r"\d+(?:\s*(?:to|到)\s*\d+)?\s*(?:minutes|hours|分钟|小时)",  # a reading time: an estimate, not the code
+    r"(?:checked|核对于) 20\d\d-\d\d-\d\d",  # the date a cited source about another product was checked
 ]
 
 

@@ -348,3 +348,34 @@ def test_a_learner_unfolds_a_message_on_the_wire_in_chapter_seven(browser, lab, 
     click_until(browser, summary, opened)
     exercises_unsolved_and_folded(browser, words["unsolved"], 4)
     save(browser)
+
+
+GUARD = {  # what consent's buttons and the undo stack say (their twins' words: not under the widgets)
+    "08-guarding.ipynb": {"asked": "allow write_file?", "always": "always", "twin": " → ",
+                          "stack": "the undo stack, newest first", "undone": "deleted new.md",
+                          "unsolved": "not implemented yet"},
+}
+
+
+@pytest.mark.parametrize("name", list(GUARD))
+def test_a_learner_answers_again_and_undoes_a_change_in_chapter_eight(browser, lab, name):
+    url, token, root = lab
+    words = GUARD[name]
+    run_all(browser, url, token, name)
+    consent = on_screen(browser, "w.querySelector('.widget-toggle-buttons') && w.textContent.includes('echo hello')",
+                        words["twin"])
+    asked = f"{consent}.innerText.split({json.dumps(words['asked'])}).length - 1"
+    assert browser.evaluate(asked) == 2, "write_file is asked about twice: the script said once, then once again"
+    # "always" for the first question: the run starts again, and write_file is never asked about again
+    always = (f"[...{consent}.querySelector('.widget-toggle-buttons').querySelectorAll('button')]"
+              f".find(b => b.innerText.trim() === {json.dumps(words['always'])})")
+    click_until(browser, always, f"{asked} === 1")
+    stack = on_screen(browser, "w.querySelector('button') && w.textContent.includes('new.md') "
+                               "&& !w.querySelector('.widget-toggle-buttons')", words["stack"])
+    listed = f"{stack}.innerText.split('\\n').filter(l => /^\\d+  /.test(l.trim())).length"  # a line a checkpoint
+    assert browser.evaluate(listed) == 3
+    undo = f"{stack}.querySelector('button')"
+    click_until(browser, undo, f"{stack}.innerText.includes({json.dumps(words['undone'])})")
+    assert browser.evaluate(listed) == 2
+    exercises_unsolved_and_folded(browser, words["unsolved"], 3)
+    save(browser)

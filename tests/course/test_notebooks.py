@@ -299,7 +299,8 @@ def answer(source: str, name: str):
     2, the tools' pieces (Tool, ToolError, split_lines, whole_line_breaks, lines_of), Workspace and Path; in
     chapter 3, ToolCall and Usage (corecoder.messages), Price (corecoder.cli.pricing), json, and _is_json (an export
     cell of corecoder/stream.py); in chapter 5, ThreadPoolExecutor (the export cell of corecoder/executor.py
-    imports it); in chapter 6, Agent, Cancellable and WORKER_ROUNDS (the export cells of corecoder/subagents.py)."""
+    imports it); in chapter 6, Agent, Cancellable and WORKER_ROUNDS (the export cells of corecoder/subagents.py);
+    in chapter 8, git_root (the export cell of corecoder/workspace.py)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from corecoder.agent import Agent
@@ -311,7 +312,7 @@ def answer(source: str, name: str):
     from corecoder.tool import Tool, ToolError, problems
     from corecoder.tools.edit import lines_of, whole_line_breaks
     from corecoder.tools.read import split_lines
-    from corecoder.workspace import Workspace
+    from corecoder.workspace import Workspace, git_root
 
     namespace = {**vars(corecoder.messages), "INTERRUPTED": INTERRUPTED, "admit": admit, "perform": perform,
                  "json": json, "problems": problems, "check": lambda *args: None,
@@ -319,7 +320,7 @@ def answer(source: str, name: str):
                  "whole_line_breaks": whole_line_breaks, "lines_of": lines_of, "Workspace": Workspace, "Path": Path,
                  "ToolCall": ToolCall, "Usage": Usage, "Price": Price, "_is_json": _is_json,
                  "ThreadPoolExecutor": ThreadPoolExecutor, "Agent": Agent, "Cancellable": Cancellable,
-                 "WORKER_ROUNDS": WORKER_ROUNDS}
+                 "WORKER_ROUNDS": WORKER_ROUNDS, "git_root": git_root}
     source = textwrap.dedent(source)
     where = f"<a cell defining {name}, {zlib.crc32(source.encode()):08x}>"  # our own notebook's
     linecache.cache[where] = (len(source), None, source.splitlines(True), where)  # as IPython keeps
@@ -2639,6 +2640,175 @@ def word_server():  # the id sent back as a string: the client waits on 1, and "
             answer["error"] = {"code": -32601, "message": f"no method {method}"}
         print(json.dumps(answer), flush=True)
 """],
+    "ch08.gate_order": ["""
+def gate_order(plan, hooks, consent, checkpoints):  # every gate handed over, None included: the Agent meets a None
+    return [plan, hooks, consent, checkpoints]
+""", """
+def gate_order(plan, hooks, consent, checkpoints):  # the copy first, "to be safe": a refused call leaves a checkpoint
+    return [g for g in (checkpoints, plan, hooks, consent) if g is not None]
+""", """
+def gate_order(plan, hooks, consent, checkpoints):  # the user asked before the hook: they say yes to a call it vetoes
+    return [g for g in (plan, consent, hooks, checkpoints) if g is not None]
+""", """
+def gate_order(plan, hooks, consent, checkpoints):  # the user first: asked, in plan mode, about a call refused
+    return [g for g in (consent, plan, hooks, checkpoints) if g is not None]
+""", """
+def gate_order(plan, hooks, consent, checkpoints):  # the hook before plan mode: in plan mode it speaks first
+    return [g for g in (hooks, plan, consent, checkpoints) if g is not None]
+""", """
+def gate_order(plan, hooks, consent, checkpoints):  # sorted by name, as if the order did not matter
+    return sorted((g for g in (plan, hooks, consent, checkpoints) if g is not None), key=lambda g: g.name)
+""", """
+def gate_order(plan, hooks, consent, checkpoints):  # the copy before the user: a "no" leaves a checkpoint
+    return [g for g in (plan, hooks, checkpoints, consent) if g is not None]
+""", """
+def gate_order(plan, hooks, consent, checkpoints):  # plan mode dropped while off: /plan turns on a gate the agent lacks
+    gates = [plan] if plan is not None and plan.on else []
+    return gates + [g for g in (hooks, consent, checkpoints) if g is not None]
+"""],
+    "ch08.fingerprint": ["""
+def fingerprint(files, notes):  # the dict's repr keeps the order the files were read in: a reorder asks again
+    import hashlib
+    return hashlib.sha256((repr(files) + repr(notes)).encode()).hexdigest()
+""", """
+def fingerprint(files, notes):  # the bytes alone: a file renamed, or split in two, hashes the same
+    import hashlib
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(files[name])
+    for note in notes:
+        digest.update(note.encode())
+    return digest.hexdigest()
+""", """
+def fingerprint(files, notes):  # "name:" before each file: a hooks.json holding "x" "mcp.json:" "y" reads as two files
+    import hashlib
+    digest = hashlib.sha256()
+    for name, data in sorted(files.items()):
+        digest.update(name.encode() + b":" + data)
+    for note in notes:
+        digest.update(b"note:" + note.encode())
+    return digest.hexdigest()
+""", """
+def fingerprint(files, notes):  # a name line, then the content: a line break and a name in a file read as the next file
+    import hashlib
+    text = b"\\n".join(name.encode() + b"\\n" + data for name, data in sorted(files.items()))
+    return hashlib.sha256(text + b"\\n" + "\\n".join(notes).encode()).hexdigest()
+""", """
+def fingerprint(files, notes):  # the length, but no mark where it ends: "11" + ... reads as "1", a byte "1", ...
+    import hashlib
+    digest = hashlib.sha256()
+    for name, data in sorted(files.items()):
+        digest.update(name.encode())
+        digest.update(str(len(data)).encode())
+        digest.update(data)
+    for note in notes:
+        digest.update(f"note{len(note)}{note}".encode())
+    return digest.hexdigest()
+""", """
+def fingerprint(files, notes):  # decoded with errors="replace": two different bad bytes both read as U+FFFD
+    import hashlib
+    import json
+    shown = {name: data.decode("utf-8", "replace") for name, data in files.items()}
+    return hashlib.sha256(json.dumps([shown, list(notes)], sort_keys=True).encode()).hexdigest()
+""", """
+def fingerprint(files, notes):  # the digest's bytes, not a str: they cannot go in a JSON file
+    import hashlib
+    digest = hashlib.sha256()
+    for name, data in [*sorted(files.items()), *((".", n.encode()) for n in notes)]:
+        digest.update(f"{name}\\0{len(data)}\\0".encode() + data)
+    return digest.digest()
+""", """
+def fingerprint(files, notes):  # the files only: a .env that sends the conversation elsewhere is not asked about
+    import hashlib
+    digest = hashlib.sha256()
+    for name, data in sorted(files.items()):
+        digest.update(f"{name}\\0{len(data)}\\0".encode() + data)
+    return digest.hexdigest()
+"""],
+    "ch08.instructions": ["""
+def instruction_files(cwd):  # exists() follows a link: one that leads nowhere is quietly left out
+    from corecoder.workspace import git_root
+    cwd = Path(cwd).resolve()
+    root = git_root(cwd) or cwd
+    folders = [cwd, *cwd.parents]
+    folders = list(reversed(folders[: folders.index(root) + 1]))
+    found = [next((d / n for n in ("AGENTS.md", "CLAUDE.md") if (d / n).exists()), None) for d in folders]
+    return [f for f in found if f is not None]
+""", """
+def instruction_files(cwd):  # the cwd's file first: the project's notes last, refining the nearest
+    from corecoder.workspace import git_root
+    cwd = Path(cwd).resolve()
+    root = git_root(cwd) or cwd
+    folders = [cwd, *cwd.parents]
+    folders = folders[: folders.index(root) + 1]
+    found = [next((d / n for n in ("AGENTS.md", "CLAUDE.md") if (d / n).exists() or (d / n).is_symlink()), None)
+             for d in folders]
+    return [f for f in found if f is not None]
+""", """
+def instruction_files(cwd):  # outside a repository, every folder up to / is the project's
+    from corecoder.workspace import git_root
+    cwd = Path(cwd).resolve()
+    root = git_root(cwd) or Path(cwd.anchor)
+    folders = [cwd, *cwd.parents]
+    folders = list(reversed(folders[: folders.index(root) + 1]))
+    found = [next((d / n for n in ("AGENTS.md", "CLAUDE.md") if (d / n).exists() or (d / n).is_symlink()), None)
+             for d in folders]
+    return [f for f in found if f is not None]
+""", """
+def instruction_files(cwd):  # both names listed where both are there: CLAUDE.md counts only where AGENTS.md is not
+    from corecoder.workspace import git_root
+    cwd = Path(cwd).resolve()
+    root = git_root(cwd) or cwd
+    folders = [cwd, *cwd.parents]
+    out = []
+    for d in reversed(folders[: folders.index(root) + 1]):
+        out += [d / n for n in ("AGENTS.md", "CLAUDE.md") if (d / n).exists() or (d / n).is_symlink()]
+    return out
+""", """
+def instruction_files(cwd):  # .git looked for as a folder only: a worktree's .git is a file
+    cwd = Path(cwd).resolve()
+    root = next((d for d in (cwd, *cwd.parents) if (d / ".git").is_dir()), cwd)
+    folders = [cwd, *cwd.parents]
+    folders = list(reversed(folders[: folders.index(root) + 1]))
+    found = [next((d / n for n in ("AGENTS.md", "CLAUDE.md") if (d / n).exists() or (d / n).is_symlink()), None)
+             for d in folders]
+    return [f for f in found if f is not None]
+""", """
+def instruction_files(cwd):  # a while loop that stops on reaching the root, before looking in it
+    from corecoder.workspace import git_root
+    here = Path(cwd).resolve()
+    root = git_root(here) or here
+    out = []
+    while here != root:
+        for name in ("AGENTS.md", "CLAUDE.md"):
+            if (here / name).exists() or (here / name).is_symlink():
+                out.insert(0, here / name)
+                break
+        here = here.parent
+    return out
+""", """
+def instruction_files(cwd):  # cwd not resolved: reached through a link, it never meets its git root (ValueError)
+    from corecoder.workspace import git_root
+    cwd = Path(cwd)
+    root = git_root(cwd) or cwd
+    folders = [cwd, *cwd.parents]
+    folders = list(reversed(folders[: folders.index(root) + 1]))
+    found = [next((d / n for n in ("AGENTS.md", "CLAUDE.md") if (d / n).exists() or (d / n).is_symlink()), None)
+             for d in folders]
+    return [f for f in found if f is not None]
+""", """
+def instruction_files(cwd):  # strings from os.path, not paths: the next step calls path.relative_to and is_symlink
+    import os
+    from corecoder.workspace import git_root
+    here = os.path.realpath(cwd)
+    root = str(git_root(here) or here)
+    folders = [here]
+    while folders[-1] != root:
+        folders.append(os.path.dirname(folders[-1]))
+    found = [next((os.path.join(d, n) for n in ("AGENTS.md", "CLAUDE.md") if os.path.lexists(os.path.join(d, n))),
+                  None) for d in reversed(folders)]
+    return [f for f in found if f is not None]
+"""],
 }
 
 
@@ -3161,6 +3331,77 @@ def word_server():  # bytes in and out: sys.stdin.buffer and sys.stdout.buffer, 
             body = {"error": {"code": -32601, "message": "Method not found"}}
         sys.stdout.buffer.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], **body}).encode() + b"\\n")
         sys.stdout.buffer.flush()
+"""],
+    "ch08.gate_order": ["""
+def gate_order(plan, hooks, consent, checkpoints):  # filter with a lambda, returned as a tuple
+    return tuple(filter(lambda gate: gate is not None, (plan, hooks, consent, checkpoints)))
+""", """
+def gate_order(plan, hooks, consent, checkpoints):  # appended one by one, each with its place's reason
+    gates = []
+    if plan is not None:  # nothing changes in plan mode, whoever would allow it
+        gates.append(plan)
+    if hooks is not None:  # the project's policy, before anyone is asked
+        gates.append(hooks)
+    if consent is not None:  # the user, about a call that may run
+        gates.append(consent)
+    if checkpoints is not None:  # a copy, of a file that is really going to change
+        gates.append(checkpoints)
+    return gates
+""", """
+def gate_order(plan, hooks, consent, checkpoints):  # a generator: the Agent makes its own list of the gates
+    return (gate for gate in (plan, hooks, consent, checkpoints) if gate is not None)
+"""],
+    "ch08.fingerprint": ["""
+def fingerprint(files, notes):  # json.dumps of each file's name, length and hex, sorted; blake2b
+    import hashlib
+    import json
+    parts = [[name, len(data), data.hex()] for name, data in sorted(files.items())]
+    return hashlib.blake2b(json.dumps([parts, list(notes)]).encode(), digest_size=20).hexdigest()
+""", """
+def fingerprint(files, notes):  # the repr of the sorted pairs and the notes: unambiguous, a str, no hash at all
+    return repr((sorted(files.items()), tuple(notes)))
+""", """
+def fingerprint(files, notes):  # a digest per part, the digests sorted, then a digest of them all
+    import hashlib
+    parts = [hashlib.sha256(b"file " + name.encode() + b"\\0" + data).hexdigest() for name, data in files.items()]
+    parts += [hashlib.sha256(f"note {i} {note}".encode()).hexdigest() for i, note in enumerate(notes)]
+    return hashlib.sha1(" ".join(sorted(parts)).encode()).hexdigest()
+"""],
+    "ch08.instructions": ["""
+NAMES = ("AGENTS.md", "CLAUDE.md")
+
+
+def instruction_files(cwd):  # a while loop up to the git root, then one down from it; os.path.lexists for a link
+    import os
+    here = Path(cwd).resolve()
+    top = here
+    while not (top / ".git").exists():
+        if top.parent == top:
+            top = here
+            break
+        top = top.parent
+    found = []
+    while True:
+        name = next((n for n in NAMES if os.path.lexists(here / n)), None)
+        if name:
+            found.insert(0, here / name)
+        if here == top:
+            return found
+        here = here.parent
+""", """
+NAMES = ("AGENTS.md", "CLAUDE.md")
+
+
+def instruction_files(cwd):  # recursion: the folders above first, then this one's file (is_file or is_symlink)
+    from corecoder.workspace import git_root
+    here = Path(cwd).resolve()
+    root = git_root(here) or here
+
+    def down_to(folder):
+        above = [] if folder == root else down_to(folder.parent)
+        mine = [folder / n for n in NAMES if (folder / n).is_symlink() or (folder / n).is_file()]
+        return above + mine[:1]
+    return down_to(here)
 """],
 }
 
