@@ -13,6 +13,7 @@ and a stream printed in many pieces is stored as one, as JupyterLab shows it.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -39,12 +40,18 @@ def this_python_kernel():
 
 
 def run_notebook(nb, cwd: Path, timeout: int = 120):
-    """Execute `nb` in place in a fresh kernel started in `cwd`; an error in any cell raises."""
+    """Execute `nb` in place in a fresh kernel started in `cwd`; an error in any cell raises.
+    The kernel keeps answers in a folder of its own, empty (CORECODER_COURSE_ANSWERS): what a
+    chapter shows of "your answers" (chapter 10) is then what a fresh clone shows, not what the
+    author's own runs kept in notebooks/.work/answers."""
+    import tempfile
+
     from nbclient import NotebookClient
 
-    client = NotebookClient(nb, km=this_python_kernel(), timeout=timeout, record_timing=False,
-                            resources={"metadata": {"path": str(cwd)}})
-    client.execute()
+    with tempfile.TemporaryDirectory(prefix="answers-") as answers:
+        client = NotebookClient(nb, km=this_python_kernel(), timeout=timeout,
+                                record_timing=False, resources={"metadata": {"path": str(cwd)}})
+        client.execute(env={**os.environ, "CORECODER_COURSE_ANSWERS": answers})
     return nb
 
 

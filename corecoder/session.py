@@ -13,12 +13,14 @@ Replay starts from the last "history" record and applies the messages after it. 
 written is rewritten, so a crash can only cut the last line short: `load` drops it and
 answers any tool call left waiting (an unanswered call gets a 400 from then on). The
 recorder needs no change to the loop: it listens to the agent's events and, as each round
-starts and as a run ends, writes whatever the history gained since.
+starts and as a run ends, writes whatever the history gained since; and a reply that asks for
+tool calls is written before they run, so a crash in the middle of one leaves it answered.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import os
 import re
@@ -31,8 +33,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .events import Finished, RoundStarted, UsageReported, WorkerEvent
-from .messages import CUT_SHORT, ROLES, IllegalHistory, Usage, check_history, tool_result
+from .events import Finished, ReasoningDelta, RoundStarted, TextDelta, UsageReported, WorkerEvent
+from .messages import CUT_SHORT, IllegalHistory, Reply, Usage, check_history, tool_result
 from .tools.todo import MARKS
 
 try:
@@ -83,6 +85,8 @@ class SessionLog:
         self.restate = False
         self.todos: list[dict] = []  # the todo list last written
         self.usage: list[dict] = []  # usage records not written yet
+        self.calling: dict | None = None  # a reply written before its calls ran: see `_run`
+        self.said: dict[type, list[str]] = {TextDelta: [], ReasoningDelta: []}  # this round's
         if resume:
             self.claim()
             self.logged, self.meta = load(home, self.id)
@@ -129,6 +133,7 @@ class SessionLog:
             if self.restate:
                 self.logged = None
         agent.subscribe(self._observe)
+        agent.executor = functools.partial(self._run, agent.executor)
         return self
 
     def _observe(self, event) -> None:
@@ -139,16 +144,34 @@ class SessionLog:
             with self.lock:
                 self.usage.append({"type": "usage", "model": usage.model,
                                    "usage": vars(usage.usage)})
+        if isinstance(event, RoundStarted):  # what the model says this round, as it comes (`_run`)
+            self.said = {TextDelta: [], ReasoningDelta: []}
+        elif isinstance(event, (TextDelta, ReasoningDelta)):
+            self.said[type(event)].append(event.text)
         if isinstance(event, (RoundStarted, Finished)):
             self.flush()
 
-    def flush(self) -> None:
-        """Write what the history gained, if the session has said anything. A failure is said
-        (`on_error`), not raised: a full disk must not end the turn, and the next write tries
-        again. The command calls it as it leaves too: a Ctrl+C can land while the event that
-        writes a turn is being handed round, before it reaches this log."""
+    def _run(self, executor, calls: list, agent, results: dict) -> None:
+        """The agent's executor, run once the reply asking for `calls` is on disk. The loop adds
+        a reply to the history only with its results (`Agent.answer`): written only then, a
+        process killed while a tool ran would leave no trace of the call. Written first, a
+        resume answers it as cut short, and the model is told. The reply is rebuilt as the loop
+        will add it; should it differ after all, the next write restates the history.
+        (Sub-agents run their calls with this executor too: theirs are not this session's.)"""
+        if agent is self.agent:
+            text, thought = ("".join(self.said[kind]) for kind in (TextDelta, ReasoningDelta))
+            keep = getattr(agent.llm, "keep_reasoning", False)
+            self.flush(calling=Reply(text, calls, thought, keep_reasoning=keep).message())
+        executor(calls, agent, results)
+
+    def flush(self, calling: dict | None = None) -> None:
+        """Write what the history gained, if the session has said anything, and then `calling`,
+        a reply whose calls are about to run. A failure is said (`on_error`), not raised: a full
+        disk must not end the turn, and the next write tries again. The command calls it as it
+        leaves too: a Ctrl+C can land while the event that writes a turn is being handed round,
+        before it reaches this log."""
         try:
-            self._sync(force=False)
+            self._sync(force=False, calling=calling)
         except OSError as e:
             self.on_error(f"session {self.id} was not saved: {e.strerror or e}")
 
@@ -157,7 +180,7 @@ class SessionLog:
         self._sync(force=True)
         return self.path
 
-    def _sync(self, force: bool) -> None:
+    def _sync(self, force: bool, calling: dict | None = None) -> None:
         with self.lock:
             messages = list(self.agent.messages)  # a snapshot: the loop may append meanwhile
             model = self.model_of(self.agent)
@@ -170,11 +193,16 @@ class SessionLog:
                               "cwd": str(self.agent.workspace.cwd), "model": model})
             elif model != self.model:
                 lines.append({"type": "model", "model": model})
-            old = self.logged
-            if old is not None and extends(old, messages):
-                lines += [{"type": "message", "message": m} for m in messages[len(old):]]
-            else:  # compaction (or anyone) replaced older messages: appending can't express that
+            old, early = self.logged, self.calling
+            if old is not None and extends(old, messages) and (
+                    early is None or messages[len(old):len(old) + 1] == [early]):
+                new = messages[len(old) + (early is not None):]  # the early reply is down already
+                lines += [{"type": "message", "message": m} for m in new]
+            else:  # compaction (or anyone) replaced older messages, or the early reply differs:
+                # appending can't express that
                 lines.append({"type": "history", "messages": messages})
+            if calling is not None:
+                lines.append({"type": "message", "message": calling})
             todos = list(self.agent.workspace.todos)
             if todos != self.todos:
                 lines.append({"type": "todos", "todos": todos})
@@ -183,6 +211,7 @@ class SessionLog:
                 if lines:
                     self._write(lines, new=self.model is None)
                 self.model, self.logged, self.todos, self.usage = model, messages, todos, []
+                self.calling = calling
             except BaseException:  # a full disk, a Ctrl+C at any point: the next write restates all
                 self.logged = None  # (some lines may be down, some not)
                 raise
@@ -227,15 +256,15 @@ def _replay(records: list[tuple[int, dict]], name: str,
     messages: list[dict] = []
     for line, record in records:
         kind = record.get("type")
-        if kind == "meta":
-            meta.update({k: v for k, v in record.items() if k != "type"})
-        elif kind == "model":
-            meta["model"] = record.get("model")
+        if kind in ("meta", "model"):  # their text only: todos and usage have records of their own
+            for key in ("id", "created", "cwd", "model") if kind == "meta" else ("model",):
+                if isinstance(record.get(key), str):
+                    meta[key] = record[key]
+                elif record.get(key) is not None:  # as if absent: the command would start model 5
+                    damaged.append(f"line {line} is a {kind} record whose {key} is not text")
         elif kind in ("message", "history"):
             batch = [record.get("message")] if kind == "message" else record.get("messages")
-            good = isinstance(batch, list) and all(isinstance(m, dict) and m.get("role") in ROLES
-                                                   for m in batch)
-            if not good:
+            if not (isinstance(batch, list) and all(_message_ok(m) for m in batch)):
                 damaged.append(f"line {line} is a malformed {kind} record")
                 continue
             # a message joins the end, a history replaces them all; in place, as a copy of the
@@ -243,8 +272,9 @@ def _replay(records: list[tuple[int, dict]], name: str,
             messages[len(messages) if kind == "message" else 0:] = batch
         elif kind == "todos":
             todos = record.get("todos")  # a status todo_write does not know could not be shown
-            if not (isinstance(todos, list) and all(isinstance(t, dict) and isinstance(
-                    t.get("content"), str) and t.get("status") in MARKS for t in todos)):
+            if not (isinstance(todos, list) and all(isinstance(t, dict) and all(isinstance(
+                    t.get(k), str) for k in ("content", "status")) and t["status"] in MARKS
+                    for t in todos)):
                 damaged.append(f"line {line} is a malformed todos record")
                 continue
             meta["todos"] = todos
@@ -253,7 +283,7 @@ def _replay(records: list[tuple[int, dict]], name: str,
             try:
                 usage = Usage(**{k: int(counts[k]) for k in USAGE_FIELDS if k in counts})
                 meta["usage"].append((str(record["model"]), usage))
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, OverflowError):  # OverflowError: 1e999
                 damaged.append(f"line {line} is a malformed usage record")
         # other types: written by a newer version; skipping them keeps old versions able to resume
     return messages, meta
@@ -282,10 +312,12 @@ def list_sessions(home: Path | str) -> list[SessionInfo]:
             damaged: list[str] = []  # listed anyway: resuming says what was skipped
             records = _records(_read(path), damaged)
             messages, meta = _replay(records, path.stem, damaged)
-            count, cwd = len(messages), meta["cwd"] if isinstance(meta["cwd"], str) else None
-            first = next((m for _, r in records for m in (r.get("messages") or [r.get("message")])
-                          if isinstance(m, dict) and m.get("role") == "user"), {})
-            preview = " ".join(str(first.get("content") or "").split())
+            count, cwd = len(messages), meta["cwd"]
+            batches = (r.get("messages") if r.get("type") == "history" else [r.get("message")]
+                       for _, r in records)
+            first = next((m for batch in batches if isinstance(batch, list) for m in batch
+                          if _message_ok(m) and m["role"] == "user"), {})
+            preview = " ".join(first.get("content", "").split())
             if damaged:
                 preview = f"[damaged: {', '.join(damaged)}] {preview}"
         except SessionError as e:
@@ -328,6 +360,9 @@ def _records(data: bytes, damaged: list[str]) -> list[tuple[int, dict]]:
     for i, line in enumerate(lines[: last + 1]):
         try:
             record = json.loads(line)
+        except RecursionError:  # nested too deep for json; no line of ours is, so never a torn one
+            damaged.append(f"line {i + 1} is nested too deep to read")
+            continue
         except ValueError:
             if i != last and line.strip():
                 damaged.append(f"line {i + 1} is not JSON")
@@ -376,6 +411,32 @@ def repair(messages: list[dict], damaged: list[str] | None = None) -> list[dict]
 
 
 # --- defences: a crash mid-line, a damaged file, an id that would lead outside ---------------
+
+
+def _message_ok(message) -> bool:
+    """Would the chat API take `message` as the engine writes one? A role, text content and no
+    field the API does not know (it refuses one: "Additional properties are not allowed"); a
+    result names the call it answers; an assistant's calls, if it has any, are one or more,
+    each an id, the type "function" and a function: a name and text arguments. A hand edit or
+    a bad disk can put anything in a line, and what the API refuses fails every later request."""
+    fields = {"system": set(), "user": set(), "tool": {"tool_call_id"},
+              "assistant": {"tool_calls", "reasoning_content"}}
+    role = message.get("role") if isinstance(message, dict) else None
+    if (role not in fields or not set(message) <= {"role", "content", *fields[role]}
+            or "content" not in message or (role == "tool" and not message.get("tool_call_id"))
+            or not all(isinstance(v, str) for k, v in message.items() if k != "tool_calls")):
+        return False
+    calls = message.get("tool_calls", [])
+    if "tool_calls" in message and not (isinstance(calls, list) and calls):
+        return False  # an empty list is refused too
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not (isinstance(function, dict) and set(call) == {"id", "type", "function"}
+                and call["type"] == "function" and set(function) == {"name", "arguments"}
+                and all(isinstance(v, str) for v in (call["id"], *function.values()))
+                and call["id"] and function["name"]):
+            return False
+    return True
 
 
 def _append_fd(path: Path, draft: bool) -> int:
@@ -431,6 +492,8 @@ def _cut_torn_tail(fd: int) -> None:
         start = data.rfind(b"\n") + 1
         try:
             whole = isinstance(json.loads(data[start:]), dict)
+        except RecursionError:  # nested too deep: no line of ours, torn or not; kept, and said
+            whole = True
         except ValueError:
             whole = False
         if whole:

@@ -3,8 +3,8 @@
     from corecoder_course import (Asker, Chain, Delegation, Gauge, NOTES_SERVER, Timeline,
                                   Transcribed, as_program, beside, call_timeline, check,
                                   consent_buttons, context_gauge, delegation_tree, explore_edits,
-                                  outline, record, scrub_stream, show, step_through, undo_stack,
-                                  wire_view, workdir)
+                                  outline, record, scrub_stream, session_log, show, step_through,
+                                  undo_stack, wire_view, workdir)
 
     show(obj)                 the real source of a package object, highlighted
     check(name, answer)       run an exercise's offline checks; prints ✓ or a hint
@@ -29,7 +29,15 @@
     consent_buttons(run, answers) a run's questions, each with its answer's buttons (a press runs
                               it again with that answer), and the questions as text
     undo_stack(checkpoints)   the checkpoints kept, newest first, with an Undo button; as text
+    session_log(path)         a session file's lines as rows (kind, round, what each holds; a
+                              skipped line says why), each opening its line; the rows as text
     workdir(name)             a fresh scratch folder, notebooks/.work/<name>
+    your_engine(folder)       your kept answers as an engine: which pieces are yours (chapter 10)
+    a_learner(folder, ids)    a folder of answers written as the chapters' own solutions
+    tour(engine, folder)      the tour's task on the shipped engine and on yours: where they part
+    the_long_task(engine)     the lab's long task on both engines: their figures, where they part
+    your_tests(engine)        the package's own tests, run against each of your pieces
+    lab()                     the ablation lab: one task, each mechanism switched off in turn
 
 The Chinese notebooks import the same helpers from `corecoder_course.zh`, where they speak
 Chinese (words.py). Nothing here imports IPython or ipywidgets until a cell needs them.
@@ -43,6 +51,8 @@ from .gauge import Gauge, context_gauge
 from .guard import Asker, consent_buttons, undo_stack
 from .guests import NOTES_SERVER, Chain, Transcribed, as_program, wire_view
 from .kit import beside
+from .lab import lab
+from .logview import session_log
 from .recording import outline, record
 from .scratch import workdir
 from .scrubber import scrub_stream
@@ -50,8 +60,10 @@ from .source import show
 from .timeline import Timeline, call_timeline
 from .tree import Delegation, delegation_tree
 from .viewer import step_through
+from .yours import a_learner, the_long_task, tour, your_engine, your_tests
 
 __all__ = ["NOTES_SERVER", "Asker", "Chain", "Delegation", "Gauge", "Timeline", "Transcribed",
-           "as_program", "beside", "call_timeline", "check", "consent_buttons", "context_gauge",
-           "delegation_tree", "explore_edits", "outline", "record", "scrub_stream", "show",
-           "step_through", "undo_stack", "wire_view", "workdir"]
+           "a_learner", "as_program", "beside", "call_timeline", "check", "consent_buttons",
+           "context_gauge", "delegation_tree", "explore_edits", "lab", "outline", "record",
+           "scrub_stream", "session_log", "show", "step_through", "the_long_task", "tour",
+           "undo_stack", "wire_view", "workdir", "your_engine", "your_tests"]

@@ -13,10 +13,14 @@ space, which git ignores), or in the folder CORECODER_COURSE_ANSWERS names.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import importlib.util
 import inspect
+import linecache
 import os
+import re
+import sys
 import tempfile
 import textwrap
 import types
@@ -53,25 +57,30 @@ def module_of(answer) -> str | None:
             if isinstance(value, types.ModuleType):
                 alias = f" as {name}" if name != value.__name__ else ""
                 imports.add(f"import {value.__name__}{alias}")
-            elif getattr(value, "__module__", home) != home:  # the engine's, the library's
-                real = getattr(value, "__name__", name)
+            elif _importable(value, home):  # the engine's, the library's
+                real = value.__name__
                 imports.add(f"from {value.__module__} import {real}"
                             + (f" as {name}" if real != name else ""))
             elif callable(value) and (helper := _source(value)):  # a helper of the learner's
                 helpers[name] = helper
                 todo.append(value)
+            elif isinstance(value, re.Pattern):  # ID = re.compile(...): its pattern, compiled
+                imports.add("import re")
+                helpers[name] = f"{name} = re.compile({value.pattern!r}, {int(value.flags)})"
             elif isinstance(value, (bool, int, float, str, tuple)):  # a constant of theirs
                 helpers[name] = f"{name} = {value!r}"
     parts = ["\n".join(sorted(imports))] if imports else []
     return "\n\n\n".join([*parts, *helpers.values(), source]) + "\n"
 
 
-def keep(name: str, answer) -> Path | None:
-    """Keep a passing answer under its exercise's id; None when it has no source to keep."""
+def keep(name: str, answer, where: Path | str | None = None) -> Path | None:
+    """Keep a passing answer under its exercise's id (in `where`, else `folder()`); None when it
+    has no source to keep, or when it is the chapter's folded solution, run as it stands (Run
+    All runs it): that is not the learner's answer, and must not stand in for it later."""
     text = module_of(answer)
-    if text is None:
+    if text is None or "### BEGIN SOLUTION" in text:
         return None
-    target = folder() / f"{name}.py"
+    target = (Path(where) if where is not None else folder()) / f"{name}.py"
     target.parent.mkdir(parents=True, exist_ok=True)
     header = f"# {name}: the answer that passed its check, kept by corecoder_course.answers\n"
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{name}.", suffix=".tmp")
@@ -81,12 +90,14 @@ def keep(name: str, answer) -> Path | None:
     return target
 
 
-def mine(name: str):
-    """The answer kept for exercise `name`, loaded anew from its module."""
-    path = folder() / f"{name}.py"
+def mine(name: str, where: Path | str | None = None):
+    """The answer kept for exercise `name` (in `where`, else `folder()`), loaded anew from its
+    module."""
+    where = Path(where) if where is not None else folder()
+    path = where / f"{name}.py"
     if not path.is_file():
         raise LookupError(f"no answer kept for {name}: run its check once it passes "
-                          f"(answers are kept in {folder()})")
+                          f"(answers are kept in {where})")
     spec = importlib.util.spec_from_file_location(f"kept_{name.replace('.', '_')}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -107,8 +118,38 @@ def _names(answer) -> set[str]:
     return names
 
 
+def _importable(value, home: str | None) -> bool:
+    """Whether `value` is a definition another module holds under its own name (a function, a
+    class), to import from there; not an object made of one of its types (a compiled pattern)."""
+    module = sys.modules.get(getattr(value, "__module__", None) or "")
+    name = getattr(value, "__name__", None)
+    return (module is not None and module.__name__ != home and isinstance(name, str)
+            and getattr(module, name, None) is value)
+
+
 def _source(fn) -> str | None:
     try:
         return textwrap.dedent(inspect.getsource(fn)).strip()
-    except (OSError, TypeError):  # typed at a prompt, or built in
-        return None
+    except (OSError, TypeError):  # typed at a prompt, built in; or a class of a notebook cell
+        return _cell_class(fn) if isinstance(fn, type) else None
+
+
+def _cell_class(cls: type) -> str | None:
+    """The source of a class written in a notebook cell. inspect looks for the file of its
+    module, and a notebook's (__main__) has none; but its methods know the cell they come from
+    (IPython keeps each cell's text in linecache under the name their code carries)."""
+    for method in vars(cls).values():
+        code = getattr(getattr(method, "__func__", method), "__code__", None)
+        if code is None:
+            continue
+        lines = linecache.getlines(code.co_filename)
+        try:
+            tree = ast.parse("".join(lines))
+        except SyntaxError:
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == cls.__name__ and (
+                    node.lineno <= code.co_firstlineno <= node.end_lineno):
+                start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                return textwrap.dedent("".join(lines[start - 1:node.end_lineno])).strip()
+    return None

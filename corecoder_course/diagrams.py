@@ -329,11 +329,71 @@ def _guard() -> Diagram:
                "然后问用户，用户回答这一次、一直允许或不行；只有所有关卡都放行的调用才建检查点，"
                "也就是文件原来的样子；调用运行，/undo 能把文件改回去")
     return Diagram(say("The gates, in the order of authority (chapter 8)",
-                       "按权限排序的关卡（第 8 章）"), boxes, arrows, text)
+                       "关卡，按谁说了算排序（第 8 章）"), boxes, arrows, text)
+
+
+def _command() -> Diagram:
+    boxes = {
+        "settings": (0, 0, say("settings: flags, env,\n.env, provider/model",
+                               "设置：参数、环境变量、\n.env、provider/model")),
+        "assemble": (1, 0, say("one composition root:\nbuild_agent, the gates",
+                               "唯一的组装点：\nbuild_agent 和各个关卡")),
+        "agent": (2, 0, say("the agent: chapter 1's\nloop, emitting events",
+                            "智能体：第 1 章的循环，\n只发事件")),
+        "log": (2, 1, say("the session log:\nappend-only JSONL", "会话日志：\n只追加的 JSONL")),
+        "screen": (1, 1, say("-p's printer or\nthe REPL's renderer",
+                             "-p 的 Printer 或\nREPL 的 Renderer")),
+        "resume": (0, 1, say("--resume: replay, repair,\na legal history",
+                             "--resume：重放、修复，\n得到合法历史")),
+    }
+    arrows = [("settings", "assemble", ""), ("assemble", "agent", ""), ("agent", "log", ""),
+              ("agent", "screen", ""), ("log", "resume", "")]
+    text = say("the command reads its settings (flags, the environment, .env, provider/model), "
+               "builds the agent in one composition root with its gates, and runs chapter 1's "
+               "loop; the loop only emits events, and two subscribers listen: the session log, "
+               "appended to as the history grows, and the screen (-p's printer or the REPL's "
+               "renderer); --resume replays the log and repairs it into a legal history",
+               "命令先读设置（命令行参数、环境变量、.env、provider/model），在唯一的组装点里连同各个"
+               "关卡一起装好智能体，然后跑第 1 章的循环；循环只发事件，由两个订阅者接收：会话日志随"
+               "历史增长往后追加，屏幕（-p 的 Printer 或 REPL 的 Renderer）负责显示；--resume "
+               "重放日志，修复成合法的历史")
+    return Diagram(say("The command: assembly and two subscribers (chapter 9)",
+                       "命令：组装，加上两个订阅者（第 9 章）"), boxes, arrows, text)
+
+
+def _yours() -> Diagram:
+    boxes = {
+        "kept": (0, 0, say("your answers, kept\nas each check passed",
+                           "你的答案，\n每次检查通过时保存")),
+        "stand": (1, 0, say("each stands in for\nthe shipped piece",
+                            "每个顶替\n自带的那个组件")),
+        "engine": (2, 0, say("build_agent:\nyour engine", "build_agent：\n你的引擎")),
+        "tests": (2, 1, say("the package's own\ntests, on your pieces",
+                            "包自己的测试，\n跑你的组件")),
+        "beside": (1, 1, say("the tour and a long task,\nbeside the shipped one",
+                             "导览和一个长任务，\n和自带的引擎并排跑")),
+        "lab": (0, 1, say("the lab: each mechanism\nswitched off in turn",
+                          "消融实验：\n依次关掉每种机制")),
+    }
+    arrows = [("kept", "stand", ""), ("stand", "engine", ""), ("engine", "tests", ""),
+              ("engine", "beside", ""), ("beside", "lab", "")]
+    text = say("every answer that passed its check was kept; each stands in for the shipped piece "
+               "it re-derives, wherever the package holds it, and the seams take the rest; "
+               "build_agent then makes your engine, which the package's own tests grade piece by "
+               "piece, and which runs the tour and a long task beside the shipped engine, where "
+               "the two first differ being your next lesson; the lab runs the same long task "
+               "with each mechanism switched off in turn, to show what it was for",
+               "每个通过检查的答案都保存下来了；它们各自顶替自己重新推导出来的那个自带组件（包里凡是"
+               "用到它的地方都换掉），其余的从接缝接入；然后 build_agent 造出你的引擎："
+               "包自己的测试逐个检验你的组件，它还和自带的引擎并排跑导览和一个长任务，两者第一次出现分歧的地方就是你"
+               "的下一课；消融实验用同一个长任务，依次关掉每种机制，看它到底是做什么用的")
+    return Diagram(say("Your engine, beside the shipped one (chapter 10)",
+                       "你的引擎，和自带的并排（第 10 章）"), boxes, arrows, text)
 
 
 DIAGRAMS = {"loop": _loop, "engine": _engine, "call": _call, "model": _model, "tiers": _tiers,
-            "batch": _batch, "team": _team, "perimeter": _perimeter, "guard": _guard}
+            "batch": _batch, "team": _team, "perimeter": _perimeter, "guard": _guard,
+            "command": _command, "yours": _yours}
 
 
 def markdown(name: str, lang: str) -> str:

@@ -6,8 +6,9 @@ answer again, and the stack of checkpoints with its Undo button.
 
 `consent_buttons(scenario, answers)` runs `scenario(asker)`, a fresh run of an agent whose
 `Consent` asks `asker`, and shows each question with three buttons, the scripted answer
-pressed. Press another and the scenario runs again from the start with that answer: an
-"always" makes the next question about that tool vanish, a "no" leaves the file as it was.
+pressed. Press another and the scenario runs again from the start with that answer (the
+questions after it get the script's answers that remain): an "always" makes the next question
+about that tool vanish, a "no" leaves the file as it was.
 Its text twin: each question, the answer the script gave, and what the run came to.
 
 `undo_stack(checkpoints)`: the checkpoints kept for the project, newest first, and an Undo
@@ -71,8 +72,9 @@ def consent_widget(scenario: Callable, answers: list[str]):
             rows = []
             for k, (tool, args, answer) in enumerate(asker.questions):
                 buttons = w.ToggleButtons(options=[(_said(a), a) for a in ANSWERS], value=answer)
-                buttons.observe(lambda change, k=k: draw(
-                    [*(a for _, _, a in asker.questions[:k]), change["new"]]), names="value")
+                buttons.observe(lambda change, k=k: draw(  # the script goes on after it
+                    [*(a for _, _, a in asker.questions[:k]), change["new"], *answers[k + 1:]]),
+                    names="value")
                 rows.append(w.HBox([w.HTML(html.escape(_question(tool, args))), buttons]))
             told = w.HTML("<pre>" + html.escape("\n".join(outcome)) + "</pre>")
             box.children = [*(rows or [w.HTML(say("nobody was asked", "没有问用户"))]), told]
@@ -98,7 +100,8 @@ def _stack(checkpoints) -> list[str]:
             path = Path(record["path"]).relative_to(checkpoints.root).as_posix()
             how = say("it existed", "原本就有") if record["existed"] else say(
                 "it did not exist", "原本没有")
-            lines.append(f"{file.stem.lstrip('0')}  {record['tool']}  {path}  ({how})")
+            lines.append(f"{file.stem.lstrip('0')}  {record['tool']}  {path}  "
+                         + say(f"({how})", f"（{how}）"))
         except (OSError, ValueError, KeyError, TypeError):
             lines.append(f"{file.stem.lstrip('0')}  " + say("(damaged)", "（已损坏）"))
     return lines

@@ -147,8 +147,16 @@ def namespace_of(answer) -> dict:
     return vars(module) if module else {}
 
 
+# what a class body of only a docstring and `...` defines (3.13 adds the last two)
+_A_STUBS_NAMES = {"__module__", "__qualname__", "__doc__", "__firstlineno__",
+                  "__static_attributes__"}
+
+
 def judge(exercise: Exercise, answer, tries: int = 1) -> None:
-    """Raise `Hint` at the first input where `answer` and the reference part ways."""
+    """Raise `Hint` at the first input where `answer` and the reference part ways. A class
+    whose body is still the notebook's stub (a docstring and `...`) is not written yet."""
+    if isinstance(answer, type) and not set(vars(answer)) - _A_STUBS_NAMES:
+        raise NotImplementedError
     try:
         _judge(exercise, answer, tries)
     except _Hung as hung:
@@ -462,5 +470,5 @@ def beside(name: str, answer) -> None:
         return
     print(say(f"your {yours} and {theirs} agree on every input: the chapter's examples, and "
               f"up to {exercise.max_examples} more drawn from {exercise.domain[0]}",
-              f"你的 {yours} 和{theirs} 在所有输入上结果一致：本章的例子，以及从"
-              f"{exercise.domain[1]}中抽取的至多 {exercise.max_examples} 个输入"))
+              f"你的 {yours} 和{theirs} 在所有输入上结果一致：本章的例子，以及至多 "
+              f"{exercise.max_examples} 个随机抽取的输入：{exercise.domain[1]}"))

@@ -288,7 +288,7 @@ def round_text(r: Round, tool_count: int, result_lines: int = 12, before: Round 
         out.append(say("tools answered:", "工具的回应："))
     for a in r.in_call_order():
         head = f"  {MARKS.get(a.status, '✗')} {a.call.id}  "
-        out.append(head + _indented(preview(a.result, result_lines, WIDTH),
+        out.append(head + _indented(preview(a.result, result_lines),
                                     " " * len(head))[len(head):])
     out += [f"  {line}" for line in late]
     if r.note:

@@ -132,8 +132,14 @@ class Seam:
         """What the run showed besides what was watched: the error that ended it early, if one
         did, and a move of the process's working directory."""
         places = dict.fromkeys(self.roots, ".")
-        ended = [f"the run ended: {error_of(self.error, places)}"] if self.error else []
+        ended = [say("the run ended: ", "运行中途结束：") + error_of(self.error, places)
+                 ] if self.error else []
         return ended + [MOVED] * self.moved
+
+
+# the engine's gates, by the names a refusal gives them, as the Chinese chapters call them
+GATES_ZH = {"plan mode": "计划模式", "hooks": "钩子", "consent": "授权确认",
+            "checkpoints": "检查点"}
 
 
 def fate(result: str) -> str:
@@ -145,7 +151,7 @@ def fate(result: str) -> str:
         return say(f"ran, then {gate} failed after it", f"运行了，之后 {gate} 出错")
     if " refused by " in first:
         gate = first.split(" refused by ", 1)[1].split(":")[0]
-        return say(f"refused by {gate}", f"被 {gate} 拒绝")
+        return say(f"refused by {gate}", f"被{GATES_ZH.get(gate, f' {gate} ')}拒绝")
     if " refused: " in first and " failed: " in first:
         gate, error = first.split(" refused: ", 1)[1].split(" failed: ", 1)
         return say(f"{gate} failed: ", f"{gate} 出错：") + error[:40]

@@ -25,7 +25,8 @@ from contextvars import ContextVar
 LANGUAGES = ("en", "zh")
 # the helpers with words of their own: zh.py binds these
 SPEAKING = ("check", "beside", "step_through", "explore_edits", "scrub_stream", "context_gauge",
-            "call_timeline", "delegation_tree", "wire_view", "consent_buttons", "undo_stack")
+            "call_timeline", "delegation_tree", "wire_view", "consent_buttons", "undo_stack",
+            "session_log", "your_engine", "tour", "the_long_task", "your_tests", "lab")
 _SPOKEN: ContextVar[str] = ContextVar("the course helpers' language", default="en")
 
 

@@ -5,11 +5,19 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The answers a learner keeps (corecoder_course/answers.py) go to a folder of the run's own, empty
+# at the start: no test keeps one in notebooks/.work/answers, and a chapter that shows "your
+# answers" (chapter 10) shows, under nbval, what a fresh clone shows. Set here, at import, so that
+# every kernel nbval starts inherits it, as authoring/execute.py's kernels do. (Unless one is set
+# already: chapter 10 runs these tests against the answers of the folder it names.)
+os.environ.setdefault("CORECODER_COURSE_ANSWERS", tempfile.mkdtemp(prefix="corecoder-answers-"))
 
 # Which tests must run in the same worker when the suite runs on parallel workers (pytest-xdist):
 # every run of a chapter (nbval in each language) writes the same

@@ -24,16 +24,17 @@ from ..events import (
     ToolCallStarted,
     WorkerEvent,
 )
-from .trace import MARKS, call_line, cut, printable
+from .trace import MARKS, SETBACK_WIDTH, WIDTH, call_line, cut, printable
 
 STYLES = {"ok": "green", "interrupted": "yellow"}  # anything else (a failure): red
 
 
-def first_line(text: str, width: int = 100) -> str:
-    """The first non-blank line of a result, cut to `width`, with a note of how many
-    lines followed."""
+def first_line(text: str, setback: bool = False) -> str:
+    """The first non-blank line of a result, cut to one line of the screen (a `setback`'s, a
+    refused or failed call's, to three, in the middle: its end says what to do), with a note of
+    how many lines followed."""
     lines = [line for line in text.splitlines() if line.strip()] or [""]
-    line = cut(lines[0], width)
+    line = cut(lines[0], SETBACK_WIDTH if setback else WIDTH, keep_end=setback)
     return f"{line}  (+{len(lines) - 1} lines)" if len(lines) > 1 else line
 
 
@@ -73,7 +74,8 @@ class Renderer:
                 return  # a call of a turn already over (stopped by Ctrl+C): it says nothing more
             self._stop_status()
             mark, style = MARKS.get(event.status, "✗"), STYLES.get(event.status, "red")
-            self._print(f"  {mark} {first_line(event.result)}", style)
+            self._print(f"  {mark} {first_line(event.result, event.status not in MARKS)}",
+                        style)
             self._running()
         elif isinstance(event, Retrying):
             self.close()
@@ -124,6 +126,8 @@ class Renderer:
         as it is."""
         if self.live is not None:
             self.live.stop()
+            if not self.console.is_terminal:  # rich ends the last frame with a line break only
+                self.console.line()  # in a terminal: elsewhere the next line would glue onto it
             self.live = None
         self.text = ""
 

@@ -231,19 +231,25 @@ class Repl:
             self.say(f"the context policy ({policy}) keeps the whole history; "
                      "there is nothing to compact", "dim")
             return
-        before = list(self.agent.messages)
+        before, done = list(self.agent.messages), []
 
         def compacted() -> None:  # the history is replaced once the policy has done it all
-            self.agent.messages, _ = compact(self.agent.messages, focus or None)
+            self.agent.messages, what = compact(self.agent.messages, focus or None)
+            done.append(what)
 
         self.attempt(compacted)
-        after = self.agent.messages  # unchanged: nothing old enough, a failure, Ctrl+C
+        if done == [None] and self.agent.messages == before:  # nothing older than kept
+            self.say("nothing to compact yet: every message is among the latest turns, which a "
+                     "summary keeps word for word", "dim")
+            return
+        after = self.agent.messages  # unchanged: a failure, Ctrl+C
         new, old = (len(json.dumps(m, ensure_ascii=False)) for m in (after, before))
         if after != before and new >= old:  # a summary no shorter than what it replaced
             self.agent.messages = before
             self.say("the summary was no shorter than the turns it would replace: the history "
                      "is kept as it was", "dim")
             return
+        self.app.log.flush()  # the session file says so now: /sessions, a crash, a resume
         self.say(f"history: {len(before)} → {len(self.agent.messages)} messages", "dim")
 
     def context(self, arg: str = "") -> None:

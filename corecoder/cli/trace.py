@@ -44,9 +44,15 @@ def to_stderr(text: str) -> None:
     print(printable(text), file=sys.stderr, flush=True)
 
 
-def cut(line: str, width: int) -> str:
-    """`line`, at most `width` characters: its head, and the one marker if it was longer."""
-    return shorten(line, width, tail=0)
+# What the user reads of a result: one line of an ordinary one, three of a refusal or a failure,
+# whose end is often what to do about it ("(running with -p and without --yes)")
+WIDTH, SETBACK_WIDTH = 100, 300
+
+
+def cut(line: str, width: int, keep_end: bool = False) -> str:
+    """`line`, at most `width` characters: its head, and the one marker if it was longer; with
+    `keep_end`, its head and its end around the marker."""
+    return shorten(line, width, tail=1 / 2 if keep_end else 0)
 
 
 def call_line(name: str, arguments: str, width: int = 100) -> str:
@@ -59,9 +65,12 @@ def call_line(name: str, arguments: str, width: int = 100) -> str:
     return cut(f"{name}({shown})", width)
 
 
-def preview(text: str, lines: int = 6, width: int = 100) -> str:
+def preview(text: str, lines: int = 6, setback: bool = False) -> str:
+    """A result's first `lines` lines, each cut to one line of the screen (a `setback`'s, a
+    refused or failed call's, to three, and cut in the middle: its end says what to do)."""
     rows = text.splitlines() or [""]
-    shown = [cut(r, width) for r in rows[:lines]]
+    width = SETBACK_WIDTH if setback else WIDTH
+    shown = [cut(r, width, keep_end=setback) for r in rows[:lines]]
     if len(rows) > lines:
         shown.append(marker(len(rows) - lines, "lines"))
     return "\n".join(shown)
@@ -100,7 +109,8 @@ class Printer:
             self.line(f"→ {call_line(event.call.name, event.call.arguments)}")
         elif isinstance(event, ToolCallFinished):
             mark = MARKS.get(event.status, "✗")
-            body = preview(event.result, self.result_lines).replace("\n", "\n    ")
+            body = preview(event.result, self.result_lines,
+                           setback=event.status not in MARKS).replace("\n", "\n    ")
             self.line(f"  {mark} {body}")
         elif isinstance(event, Finished) and event.reason == "max_rounds":
             self.line(f"[{event.reason}] {event.text}".rstrip())

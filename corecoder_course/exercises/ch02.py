@@ -132,8 +132,6 @@ def _put_to_work(CountLines, folders: list[dict], steps: list[tuple]) -> list:
     each call, after what is wrong with the tool itself; and a move of os.getcwd()."""
     with Seam(*folders, ends=()) as seam:
         tool = seam.spy(CountLines(), "run")
-        if getattr(type(tool), "run", None) is Tool.run:  # the stub's: "not implemented yet"
-            raise NotImplementedError
         parameters = tool.parameters if isinstance(tool.parameters, dict) else {}
         seen = [note for note, fine in ((UNTYPED, parameters.get("type") == "object"),
                                         (UNDESCRIBED, isinstance(tool.description, str)

@@ -35,10 +35,10 @@ outcome (each call's result, the log, how the run ended) must equal that of the 
 order, `run_in_order`, in another agent; and how the calls ran is watched: the reads met, no two
 writes ran at once, every call admitted first (the gate asked in the executor's thread, once each,
 in call order, before any call ran there), each run once through `perform`. An overlap is forced,
-never timed: a read waits (1 s at most) for the others, unless it runs in the executor's own thread
+never timed: a read waits (4 s at most) for the others, unless it runs in the executor's own thread
 with no other read running (then none can come); the first write off the executor's thread waits
-(0.4 s at most) for another write to start; a run waits at most once for each, so a right answer
-waits for nothing but a pool of one writer, and a wrong one at most 1.4 s (waiting, which the
+(3 s at most) for another write to start; a run waits at most once for each, so a right answer
+waits for nothing but a pool of one writer, and a wrong one at most 7 s (waiting, which the
 kit's limit on computing does not count: a loaded machine gets room, not a wrong verdict). After
 a Ctrl+C only what is sure is compared: the results of the calls that are not reads of its round,
 the calls before it, and the log written before it. What a run shows is an `Outcome`: what
@@ -189,8 +189,8 @@ def reads_parallel_writes_in_order(calls, agent, results):
             results[call_id] = future.result()
 
 
-MEET_SECONDS = 1.0  # how long the reads of a round wait for each other (a run waits once)
-OVERLAP_SECONDS = 0.4  # how long a write off the executor's thread waits for another to start
+MEET_SECONDS = 4.0  # how long the reads of a round wait for each other (a run waits once)
+OVERLAP_SECONDS = 3.0  # how long a write off the executor's thread waits for another to start
 # each kind of call a round may hold: its tool and arguments besides its tag (r1, w2, x3)
 KINDS = {"read": ("look", {}), "read fails": ("look", {"fail": True}), "write": ("append", {}),
          "write fails": ("append", {"fail": True}), "Ctrl+C": ("append", {"ctrl_c": True}),

@@ -45,6 +45,7 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 from corecoder.checkpoints import Checkpoints
 from corecoder.events import ToolCallFinished
@@ -74,6 +75,7 @@ CALLS = {"write notes.md": ("write_file", {"path": "notes.md", "content": "rewri
          "read notes.md": ("read_file", {"path": "notes.md"}),
          "bash echo": ("bash", {"command": "echo hi"})}
 ANSWERS = ("once", "always", "deny")
+ANSWERS_ZH = {"once": "“这一次”", "always": "“一直允许”", "deny": "“不行”"}
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,8 @@ class Guarded:
                  if self.hook else "",
                  "consent --yes" if self.consent == "yes" else
                  say(f"consent, the user answering {', '.join(self.consent)}",
-                     f"授权确认，用户依次回答 {', '.join(self.consent)}") if self.consent else "",
+                     "授权确认，用户依次回答" + "、".join(map(ANSWERS_ZH.get, self.consent)))
+                 if self.consent else "",
                  say("checkpoints", "检查点") if self.checkpoints else ""]
         gates = ", ".join(g for g in gates if g) or say("none", "无")
         typed = say("(the turn ends, the user types /plan)", "（这一轮结束，用户输入 /plan）")
@@ -245,10 +248,11 @@ GATE_ORDER = Exercise(
                     "它先说话")),
         Mistake("    order = [plan, hooks, consent, checkpoints]",
                 "    order = [consent, plan, hooks, checkpoints]", (
-                    "in plan mode the user was asked about a call plan mode then refused. Plan "
-                    "mode comes first: while it is on nothing changes, whoever would allow it",
-                    "计划模式下，用户被问到一个随后被计划模式拒绝的调用。计划模式放在最前面："
-                    "它开着的时候什么都不能改，谁允许都不行")),
+                    "the user was asked first, about calls the gates after them refuse anyway: "
+                    "plan mode (while it is on nothing changes, whoever would allow it) and the "
+                    "project's hooks speak before the user; only checkpoints come after",
+                    "先问了用户，问的却是后面的关卡反正会拒绝的调用：计划模式（它开着的时候什么都"
+                    "不能改，谁允许都不行）和项目的钩子都要在用户之前说话；排在用户后面的只有检查点")),
         Mistake("    order = [plan, hooks, consent, checkpoints]",
                 "    order = [hooks, plan, consent, checkpoints]", (
                     "in plan mode a hook answered first: the hook's program ran for a call "
@@ -387,6 +391,14 @@ def _compared(answer, change: Change) -> str:
     if not isinstance(kept, str):
         return say(f"a {type(kept).__name__}, not a str: it is kept in a JSON file",
                    f"{type(kept).__name__}，不是 str：它要存进一个 JSON 文件")
+    # the next process salts hash() otherwise (PYTHONHASHSEED): this one, salted again
+    with mock.patch("builtins.hash", lambda value, real=hash: real(("another process", value))):
+        elsewhere = of(change.before)
+    if elsewhere != kept:
+        return say("another fingerprint in the next Python process: hash() is salted per process "
+                   "(PYTHONHASHSEED), and the fingerprint is kept in a file for the next start",
+                   "换一个 Python 进程，指纹就变了：hash() 每个进程的盐都不同（PYTHONHASHSEED），"
+                   "而指纹要存进文件，留给下一次启动")
     return "asked again" if of(change.after) != kept else "still trusted"
 
 
@@ -400,9 +412,15 @@ def _fingerprint_call(args) -> str:
     return "fingerprint(...) " + repr(args[0])
 
 
+HOW_ZH = {"a byte changed": "改了一个字节", "read in another order": "换了个顺序再读一遍",
+          "renamed": "改了名", "a byte moved": "挪了一个字节", "split": "拆开了",
+          "a line break added": "加了一个换行", "a route": "加了一条路由",
+          "moved into a file": "挪进了文件", "an empty file": "加了一个空文件"}
+
+
 def _example(before: dict, notes: tuple, after: dict, after_notes: tuple, how: str) -> tuple:
     return (Change(Config(tuple(before.items()), notes), Config(tuple(after.items()), after_notes),
-                   how, how),)
+                   how, HOW_ZH[how]),)
 
 
 FINGERPRINT_EXAMPLES = [
@@ -472,6 +490,13 @@ FINGERPRINT = Exercise(
                     "asked about again",
                     "说明也是被信任的内容：项目的 .env 把对话发到哪里。一个开始把你的提示词发到"
                     "别处的 .env，必须再问一次")),
+        Mistake("    return digest.hexdigest()",
+                "    return str(hash((tuple(sorted(files.items())), tuple(notes))))", (
+                    "hash() is salted per process (PYTHONHASHSEED): the next start of the command "
+                    "computes another fingerprint and asks again about a project the user "
+                    "trusted. Use a digest that is the same everywhere (hashlib)",
+                    "hash() 每个进程的盐都不同（PYTHONHASHSEED）：命令下次启动时算出另一个指纹，"
+                    "用户已经信任的项目又会被问一次。要用在哪里算都一样的摘要（hashlib）")),
     ],
 )
 
@@ -620,6 +645,11 @@ INSTRUCTIONS = Exercise(
                     "them; the nearest folder has the last word",
                     "由外到内：先是项目的说明，再是每个子目录的，它们在前者的基础上细化；离 cwd "
                     "最近的目录说了算")),
+        Mistake("    cwd = Path(cwd).resolve()", "    cwd = Path(cwd)", (
+            "the cwd may come through a link (a home on macOS is one): resolve it first, or "
+            "the files are named through the link, and a folder above it is not the one on disk",
+            "cwd 可能是通过链接传进来的（macOS 上的家目录就是）：先 resolve，不然找到的文件都挂在"
+            "链接底下，往上走的目录也不是磁盘上真正的那些")),
         Mistake("    root = git_root(cwd) or cwd", "    root = git_root(cwd) or Path(cwd.anchor)", (
             "outside a repository the project is the cwd alone: a folder above it is not the "
             "project's (an AGENTS.md in your home would be read wherever you start)",

@@ -1,32 +1,46 @@
-"""Chapter 09 · Sessions, settings and the command: what it teaches of the engine (a plan: the
-chapter is not written yet). The session log and resume, settings, the composition root, and
-the command around it: -p's printer and the REPL's renderer, two subscribers.
+"""Chapter 09 · Sessions, settings and the command: what it teaches of the engine. The session
+log, written by a subscriber, and read back into a legal history; the id that never leads
+outside; the settings; the composition root; the command around it, -p's printer and the
+REPL's renderer, two subscribers.
 authoring/coverage.py says how a table is read."""
 
 budget = 160  # net lines its export cells may hold
 
 export = {
-    "session.py": "session_path _records _replay repair load",
+    "session.py": "ID USAGE_FIELDS session_path _records _replay repair load",
     "assemble.py": "build_agent",
     "cli/config.py": "parse_model load_config",
 }
 show = {
-    "cli/app.py": (
-        "FAILURES STARTUP_ERRORS App start project_routes trust_project assemble start_mcp connect "
-        "unexpected count_usage run_once"),
-    "cli/__init__.py": "main",
-    "cli/config.py": (
-        "ConfigError Provider PROVIDERS DEFAULT_MODEL ROUTES NO_KEY Config _LINE read_dotenv "
-        "_value find_dotenv _get _api_key _on_this_machine _home _positive require_key"),
-    "cli/render.py": "STYLES first_line Renderer",
-    "cli/repl.py": (
-        "HELP FILES PROMPT PLAN_PROMPT DIFF_LINES KEYS Repl Change changed_files "
-        "short_diff ask_trust prompt_session run_repl"),
     "session.py": (
-        "ID USAGE_FIELDS SessionError SessionLog SessionInfo list_sessions new_id "
-        "_append_fd _read _legal_head extends _cut_torn_tail _sync_dir"),
+        "SessionError SessionLog SessionInfo list_sessions new_id _message_ok _read _legal_head "
+        "extends _cut_torn_tail _append_fd _sync_dir"),
+    "cli/config.py": "Provider Config read_dotenv find_dotenv _api_key _positive require_key",
+    "cli/app.py": "start assemble run_once",
+    "cli/__init__.py": "main",
+    "cli/render.py": "Renderer",
 }
 skip = [
     {"why": "terminal plumbing: signals, hang-ups and the argument parser's wording",
      "cli/__init__.py": "parser LEAVE_SECONDS end_on_hangup leave"},
+    {"why": "the settings' data: the presets (a cell prints them), the default model, the names "
+            "of the settings that route the conversation, a local server's placeholder key, a "
+            ".env line's pattern; and the error a wrong setting raises",
+     "cli/config.py": "PROVIDERS DEFAULT_MODEL ROUTES NO_KEY _LINE ConfigError"},
+    {"why": "small helpers of reading the settings: a value's quotes, the first variable that "
+            "is set, whether a URL is on this machine, the home's default",
+     "cli/config.py": "_value _get _on_this_machine _home"},
+    {"why": "what start() calls, each taught where its subject is (trust in chapter 8, MCP "
+            "servers in chapter 7, the model client and cost in chapter 3), the record they "
+            "fill, and the errors that end a task or a start in one line",
+     "cli/app.py": (
+         "FAILURES STARTUP_ERRORS App project_routes trust_project start_mcp connect unexpected "
+         "count_usage")},
+    {"why": "the REPL's commands and terminal: each command a few lines over the app's pieces; "
+            "the chapter drives the REPL with a script and shows its screen",
+     "cli/repl.py": (
+         "HELP FILES PROMPT PLAN_PROMPT DIFF_LINES KEYS Repl Change changed_files short_diff "
+         "ask_trust prompt_session run_repl")},
+    {"why": "how the renderer colours a result and cuts its first line",
+     "cli/render.py": "STYLES first_line"},
 ]

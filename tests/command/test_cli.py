@@ -221,6 +221,47 @@ def test_a_turn_shows_the_answer_the_tool_calls_and_the_usage(repl):
     assert "corecoder" in text and "openai/gpt-4o-mini" in text and "/help" in text  # the banner
 
 
+def test_an_answer_ends_its_line_on_a_console_that_is_no_terminal(repl):
+    # rich ends a live display's last frame with a line break only in a terminal: a console
+    # writing to a file or a notebook got the cost summary glued onto the answer's last line
+    llm = ScriptedLLM([{"text": "Done.", "usage": {"prompt_tokens": 10, "completion_tokens": 2}}],
+                      model="gpt-4o-mini")
+    shell, out = repl(llm, "go")
+    shell.run()
+    lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    assert "Done." in lines and any(line.startswith("10 tokens in, 2 out") for line in lines)
+
+
+REFUSAL = ("bash changes files or runs commands, and there is nobody to allow it (running with -p "
+           "and without --yes). Do what you can with the read-only tools.")
+
+
+@pytest.mark.parametrize("shown_by", ["Printer", "Renderer"])
+def test_a_refusal_is_shown_whole_and_a_long_failure_keeps_its_end(shown_by):
+    """What the user needs of a refused call is often its end (run it with --yes): a refusal is
+    shown whole up to three lines of the screen, and a longer failure is cut in the middle. An
+    ordinary result stays one line, its head."""
+    from corecoder.events import ToolCallFinished, ToolCallStarted
+    from corecoder.messages import ToolCall
+
+    out = io.StringIO()
+    show = Printer(out) if shown_by == "Printer" else Renderer(
+        Console(file=out, width=400, color_system=None))
+    failure = "pytest failed: " + "x" * 1_000 + " (the log is in .corecoder/outputs/1.txt)"
+    for n, (status, result) in enumerate([("refused", f"bash refused by consent: {REFUSAL}"),
+                                          ("failed", failure), ("ok", "y" * 400)]):
+        call = ToolCall(f"call_{n}", "bash", "{}")
+        show(ToolCallStarted(call))
+        show(ToolCallFinished(call, result, status))
+    text = out.getvalue()
+    assert f"bash refused by consent: {REFUSAL}" in text
+    failed = next(line for line in text.splitlines() if "pytest failed" in line)
+    assert failed.rstrip().endswith("(the log is in .corecoder/outputs/1.txt)")
+    assert "characters cut" in failed and len(failed.strip()) <= 310
+    ok = next(line for line in text.splitlines() if "yyy" in line)
+    assert len(ok.strip()) <= 110 and ok.rstrip().endswith("characters cut ...]")
+
+
 def test_help_lists_every_command(repl):
     shell, out = repl(ScriptedLLM([]), "/help")
     shell.run()
@@ -672,4 +713,23 @@ def test_a_model_switch_is_in_the_session_log_at_once(repl, tmp_path):
 def test_compact_with_nothing_to_compact_does_not_claim_a_summary_was_made(repl):
     shell, out = repl(ScriptedLLM([]), "/compact")
     shell.run()
-    assert "history: 0 → 0 messages" in out.getvalue() and "no shorter" not in out.getvalue()
+    assert "nothing to compact yet" in out.getvalue() and "no shorter" not in out.getvalue()
+
+
+def test_a_compacted_history_is_in_the_session_file_at_once(repl):
+    from corecoder.session import load
+
+    llm = ScriptedLLM(["one", "two", "three", "The user said a, b and c."])
+    shell, out = repl(llm, "a", "b", "c", "/compact")
+    shell.agent.context.keep_recent = 2
+    shell.run()  # the REPL is still open: a crash now must not resume the uncompacted history
+    assert "history: 6 → 3 messages" in out.getvalue()
+    messages, _ = load(shell.app.config.home, shell.app.log.id)
+    assert messages == shell.agent.messages and "The user said a, b and c." in messages[0]["content"]
+
+
+def test_compact_of_a_history_that_is_all_recent_turns_says_nothing_was_compacted(repl):
+    shell, out = repl(ScriptedLLM(["one", "two"]), "a", "b", "/compact")
+    shell.run()  # 4 messages: fewer than the 8 a summary keeps word for word, so no summary call
+    assert "nothing to compact yet" in out.getvalue() and "history:" not in out.getvalue()
+    assert len(shell.agent.messages) == 4

@@ -93,10 +93,61 @@ def test_a_folder_that_cannot_be_written_costs_the_check_nothing(kept, capsys, m
 
 
 def test_an_answer_written_in_a_notebook_cell_is_kept(tmp_path, monkeypatch):
+    """A function, a class (whose module, __main__, has no file for inspect to read) and a
+    function that uses a compiled pattern of the learner's, each kept from a kernel."""
     monkeypatch.setenv("CORECODER_COURSE_ANSWERS", str(tmp_path / "kept"))
+    named = textwrap.dedent('''
+        import re
+        from corecoder_course.answers import keep
+        ID = re.compile(r"[a-z]{1,3}", re.IGNORECASE)
+
+
+        def named(text):
+            return bool(ID.fullmatch(text))
+
+
+        keep("test.last", Last)
+        keep("test.named", named)
+    ''')
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        LEARNER + "\nfrom corecoder_course import check\ncheck('ch04.safe_cut', safe_cut)")])
+        LEARNER + "\nfrom corecoder_course import check\ncheck('ch04.safe_cut', safe_cut)"),
+        nbformat.v4.new_code_cell(named)])
     NotebookClient(notebook, timeout=120, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     assert notebook.cells[0].outputs[0]["text"] == "✓ ch04.safe_cut passed\n"
     assert mine("ch04.safe_cut")([{"role": "user", "content": "hi"}], 5) == 1
+    assert mine("test.last")(2).prepare([1, 2, 3]) == [2, 3]
+    assert [mine("test.named")(text) for text in ("AbC", "abcd", "")] == [True, False, False]
+
+
+def test_the_chapters_folded_solution_run_as_it_stands_is_not_kept_as_the_learners(kept, capsys):
+    _, folder = kept
+    solution = textwrap.dedent('''
+        def safe_cut(messages, index):
+            ### BEGIN SOLUTION
+            from corecoder.context import turn_start
+            return turn_start(messages, index)
+            ### END SOLUTION
+    ''')
+    (folder.parent / "solution.py").write_text(solution, encoding="utf-8")
+    import solution as module
+
+    check("ch04.safe_cut", module.safe_cut)
+    assert capsys.readouterr().out == "✓ ch04.safe_cut passed\n"
+    assert not (folder / "ch04.safe_cut.py").exists()
+
+
+def test_the_stub_is_no_try_so_the_first_wrong_answer_gets_the_rule_alone(capsys, monkeypatch):
+    from corecoder_course import checks
+
+    monkeypatch.setattr(checks, "FAILED", checks.collections.Counter())
+
+    def stub(messages, index):
+        raise NotImplementedError
+
+    check("ch04.safe_cut", stub)
+    check("ch04.safe_cut", lambda messages, index: 0)
+    first_wrong = capsys.readouterr().out.split("✗ ch04.safe_cut: not yet.")[1]
+    assert "the code's shape" not in first_wrong
+    check("ch04.safe_cut", lambda messages, index: 0)
+    assert "the code's shape" in capsys.readouterr().out

@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,37 @@ def property_test_examples() -> int:
     raise AssertionError("the property test has no settings(max_examples=...)")
 
 
+def session_id_length() -> int:
+    """The longest session id the engine accepts, found by asking its pattern."""
+    pattern = constant("session", "ID")
+    assert pattern.fullmatch("a") and not pattern.fullmatch(""), "a session id is no longer 1 character or more"
+    return max(n for n in range(1, 1000) if pattern.fullmatch("a" * n))
+
+
+def run_once_status(caught: str | None) -> int:
+    """The exit status `-p` (`run_once` in corecoder/cli/app.py) returns in its `except caught:`, or, given None,
+    at its end, where it has answered."""
+    node = find_definition(ROOT / "corecoder/cli/app.py", "run_once")
+    if caught is None:
+        end = node.body[-1]
+        assert isinstance(end, ast.Return), "run_once no longer ends by returning its status"
+        return ast.literal_eval(end.value)
+    handlers = [h for n in ast.walk(node) if isinstance(n, ast.Try) for h in n.handlers
+                if h.type is not None and ast.unparse(h.type) == caught]
+    assert len(handlers) == 1, f"run_once: {len(handlers)} handlers of {caught}"
+    (status,) = [n for n in ast.walk(handlers[0]) if isinstance(n, ast.Return)]
+    return ast.literal_eval(status.value)
+
+
+def cold_start_speedup() -> int:
+    """How many times faster `corecoder --version` starts than the upstream agent's (CoreCoder 0.8), as
+    benchmarks/README.md's latest figures measure it."""
+    text = (ROOT / "benchmarks/README.md").read_text(encoding="utf-8")
+    row = re.search(r"^\| `corecoder --version` \| ([\d.]+) ms \| ([\d.]+) ms \|", text, re.M)
+    assert row, "benchmarks/README.md: no cold-start row for `corecoder --version`"
+    return round(float(row[2]) / float(row[1]))
+
+
 @dataclass(frozen=True)
 class Figure:
     essay: str  # the English file name; its .zh.md twin is checked with `zh`
@@ -188,18 +220,92 @@ FIGURES = [
            r"超过 ([\d,]+) 字节", lambda: constant("checkpoints", "MAX_BYTES")),
     Figure("08-guarding.md", "the instructions' limit", r"limited to ([\d,]+) characters",
            r"上限是 ([\d,]+) 个字符", lambda: constant("instructions", "LIMIT")),
+    Figure("09-sessions-cli.md", "the longest session id", r"1 to (\d+) letters", r"1 到 (\d+) 个字母",
+           session_id_length),
+    Figure("09-sessions-cli.md", "-p's exit status when it answered", r"(\d+) when it answered",
+           r"回答了就是 (\d+)", lambda: run_once_status(None)),
+    Figure("09-sessions-cli.md", "-p's exit status when it failed", r"(\d+) when it failed or gave up",
+           r"失败或放弃是 (\d+)", lambda: run_once_status("FAILURES")),
+    Figure("09-sessions-cli.md", "-p's exit status when interrupted", r"(\d+) when interrupted",
+           r"被中断是 (\d+)", lambda: run_once_status("KeyboardInterrupt")),
+    Figure("09-sessions-cli.md", "how much faster --version starts than upstream's",
+           r"about (\d+) times faster than CoreCoder 0\.8", r"约为 CoreCoder 0\.8 的 (\d+) 倍", cold_start_speedup),
     Figure("04-context.md", "the trim tier's mark", r"At (\d+) % of the window", r"到窗口的 (\d+) %",
            lambda: round(100 * compactor_default("tiers")[0])),
     Figure("04-context.md", "the summary tier's mark", r"At (\d+) %, older turns", r"到 (\d+) % 时，较早",
            lambda: round(100 * compactor_default("tiers")[1])),
     Figure("04-context.md", "the reset tier's mark", r"At (\d+) %, only the summary", r"到 (\d+) % 时，只留",
            lambda: round(100 * compactor_default("tiers")[2])),
+    Figure("10-your-engine.md", "the mechanisms the lab switches off", r"(\d+) mechanisms", r"(\d+) 种机制",
+           lambda: len(lab_module().MECHANISMS)),
+    Figure("10-your-engine.md", "the mechanisms without a seam", r"(\d+) of the \d+ mechanisms had no seam",
+           r"有 (\d+) 种没有接缝", lambda: sum(not m.seam for m in lab_module().MECHANISMS)),
+    Figure("10-your-engine.md", "the pieces that re-derive an engine definition", r"(\d+) re-derive a definition",
+           r"其中 (\d+) 个重写的是引擎自带的定义", lambda: len(yours_module().PIECES)),
+    Figure("10-your-engine.md", "the pieces that are objects for a seam", r"(\d+) are objects for a seam",
+           r"另外 (\d+) 个是插进接缝的对象", lambda: len(yours_module().SEAMS)),
+    Figure("10-your-engine.md", "the finished engine's rounds in the lab", r"takes the finished engine (\d+) rounds",
+           r"完整的引擎要跑 (\d+) 轮", lambda: ablation()["nothing"].rounds),
+    Figure("10-your-engine.md", "the round a run without retries ends at", r"ends the run at round (\d+)",
+           r"第 (\d+) 轮结束了运行", lambda: ended_at("retries", "429")),
+    Figure("10-your-engine.md", "the round a run without the legal history ends at",
+           r"refuses the history at round (\d+)", r"在第 (\d+) 轮拒绝这段历史",
+           lambda: ended_at("legal history", "unanswered")),
+    Figure("10-your-engine.md", "the rounds of the long task's first turn (the Ctrl+C's round)",
+           r"the first of (\d+) rounds", r"第一个就跑了 (\d+) 轮",
+           lambda: ended_at("legal history", "unanswered") - 1),
+    Figure("10-your-engine.md", "the round a run without compaction ends at", r"the run ends at round (\d+)",
+           r"运行在第 (\d+) 轮结束", lambda: ended_at("compaction", "too long")),
+    Figure("10-your-engine.md", "the build log sent whole without the output bound",
+           r"a build log of ([\d,]+) characters", r"一份 ([\d,]+) 个字符的构建日志",
+           lambda: ablation()["output bound"].facts.longest_result),
+    Figure("10-your-engine.md", "the cached share with the time in the system prompt",
+           r"serves (\d+)% of the tokens sent", r"降到 (\d+)%",
+           lambda: round(100 * ablation()["cache-stable prompt"].cached_share)),
+    Figure("10-your-engine.md", "the finished engine's cached share", r"tokens sent instead of (\d+)%",
+           r"从 (\d+)% 降到", lambda: round(100 * ablation()["nothing"].cached_share)),
+    Figure("10-your-engine.md", "how much longer the suites take without parallel calls", r"take (\d+) times as long",
+           r"要花 (\d+) 倍的时间", lambda: suites_slowdown()),
 ]
 
 
 def compactor_default(name: str):
     """A default of Compactor's constructor: the engine's own policy, as the essay describes it."""
     return inspect.signature(constant("context", "Compactor")).parameters[name].default
+
+
+def lab_module():
+    """corecoder_course/lab.py (the package's `lab` is the function that prints its table)."""
+    import importlib
+
+    return importlib.import_module("corecoder_course.lab")
+
+
+def yours_module():
+    """corecoder_course/yours.py: the learner's engine, its pieces and its seams."""
+    import importlib
+
+    return importlib.import_module("corecoder_course.yours")
+
+
+@cache
+def ablation() -> dict:
+    """The ablation lab's rows (chapter 10), by the mechanism switched off ("nothing": the finished engine).
+    `ablate()` runs the long task once per mechanism and once more, some seconds: so once per test process,
+    and only if an essay-10 figure is checked."""
+    return {row.mechanism.name: row for row in lab_module().ablate()}
+
+
+def ended_at(mechanism: str, error: str) -> int:
+    """The round at which the run with `mechanism` switched off stopped, with the error the essay names."""
+    ending = ablation()[mechanism].ending
+    assert ending.error == error, f"the lab's run without {mechanism} ended with {ending.error or 'the answer'!r}"
+    return ending.round
+
+
+def suites_slowdown() -> float:
+    """How many times as long the test suites take, on the lab's simulated clock, without parallel calls."""
+    return ablation()["parallel calls"].facts.test_seconds / ablation()["nothing"].facts.test_seconds
 
 # Numbers that are not figures about the code, each with its reason.
 INCIDENTAL = [
@@ -209,11 +315,17 @@ INCIDENTAL = [
     r"(?<!\d)400(?=\s*[:：])",  # the HTTP status the chat API answers an illegal history with
     r"CoreCoder 0\.8",  # the name of a peer's release
     r"127\.0\.0\.1",  # the loopback address, where the course's server listens
+    r"(?<!\d)429(?!\d)",  # the HTTP status of a rate limit, which the lab's provider answers once
     r"exit 1\b",  # the usual exit code of a program that failed: a shell's habit, not the engine's
     # peers' thresholds, cited in chapter 4's box (checked 2026-12-03)
     r"at 90 % of the window by default, and Claude Code 13,000\s+tokens short of its effective\s+window, "
     r"about 83\.5 % of 200k",
     r"默认在窗口的 90 % 时压缩，Claude Code 则在离有效窗口还差 13,000 个 token 时压缩，约为 200k 的 83\.5 %",
+    # peers' releases and limits, cited in chapter 9's box (checked 2026-12-05)
+    r"version\s+2\.1\.240,\s+August\s+2026|2\.1\.240 版，2026 年 8 月",  # the Claude Code documentation read
+    r"version\s+2\.1\.121|2\.1\.121 版",  # the Claude Code release that skips a damaged line
+    r"exit\s+status\s+1;|退出状态 1 结束",  # how Claude Code ends a resume it cannot read
+    r"1-128\s+characters|1 到 128 个字符",  # nano-coder's session ids
     r"\d+(?:\s*(?:to|到)\s*\d+)?\s*(?:minutes|hours|分钟|小时)",  # a reading time: an estimate, not the code
     r"(?:checked|核对于) 20\d\d-\d\d-\d\d",  # the date a cited source about another product was checked
 ]

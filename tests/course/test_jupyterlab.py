@@ -30,6 +30,10 @@ WORDS = {  # what the widget and the helpers say, in each language
 }
 
 
+# As the README's command starts it: a chapter is saved as it is committed (corecoder_course/saving.py)
+SAVE_HOOK = "--ContentsManager.pre_save_hook=corecoder_course.saving.as_committed"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -54,7 +58,7 @@ def lab(tmp_path_factory):
     (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", SAVE_HOOK,
          "--LabApp.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True"],
         cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env={**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / "lab-settings")})
@@ -379,3 +383,58 @@ def test_a_learner_answers_again_and_undoes_a_change_in_chapter_eight(browser, l
     assert browser.evaluate(listed) == 2
     exercises_unsolved_and_folded(browser, words["unsolved"], 3)
     save(browser)
+
+
+LOG = {  # what the session log's rows and its opened line say
+    "09-sessions-cli.ipynb": {"call": "calls read_file", "torn": "torn by a crash", "hint": "press a line",
+                              "twin": "line  kind", "unsolved": "not implemented yet"},
+}
+
+
+@pytest.mark.parametrize("name", list(LOG))
+def test_a_learner_opens_a_line_of_the_session_log_in_chapter_nine(browser, lab, name):
+    url, token, root = lab
+    words = LOG[name]
+    run_all(browser, url, token, name)
+    # the first log: the session of section 1 (its rows stay; the hint under them gives way to a line)
+    log = on_screen(browser, f"w.textContent.includes({json.dumps(words['call'])}) "
+                             f"&& !w.textContent.includes({json.dumps(words['torn'])})", words["twin"])
+    assert words["hint"] in browser.evaluate(f"{log}.innerText")
+    row = f"[...{log}.querySelectorAll('button')].find(b => b.innerText.includes({json.dumps(words['call'])}))"
+    click_until(browser, row, f"{log}.querySelector('pre') && {log}.querySelector('pre').innerText"
+                              ".includes('\"tool_calls\"')")
+    damaged = on_screen(browser, f"w.textContent.includes({json.dumps(words['torn'])})", words["twin"])
+    torn = f"[...{damaged}.querySelectorAll('button')].find(b => b.innerText.includes({json.dumps(words['torn'])}))"
+    click_until(browser, torn, f"{damaged}.querySelector('pre') && {damaged}.querySelector('pre').innerText"
+                               ".includes('and th')")
+    exercises_unsolved_and_folded(browser, words["unsolved"], 3)
+    save(browser)
+
+
+def test_the_readme_starts_jupyterlab_with_the_hook_that_saves_a_chapter_as_committed():
+    for readme in ("README.md", "README.zh.md"):
+        command = next(line for line in (ROOT / readme).read_text(encoding="utf-8").splitlines()
+                       if "jupyter lab" in line)
+        assert SAVE_HOOK in command.split(), readme
+
+
+@pytest.mark.parametrize("name", ["03-model.ipynb", "03-model.zh.ipynb"])
+def test_opening_a_chapter_and_saving_it_leaves_the_file_as_committed(browser, lab, name):
+    """JupyterLab writes the kernel's Python version into a notebook it opens, and its autosave
+    would write that to disk: the next git pull would be refused. Saved through the README's
+    hook, the file stays byte for byte as committed."""
+    url, token, root = lab
+    opened = f"opened-{name}"  # a copy no other test has run or saved
+    shutil.copyfile(ROOT / "notebooks" / name, root / "notebooks" / opened)
+    browser.open(f"{url}/lab/tree/notebooks/{opened}?reset&token={token}",
+                 f"!!(document.querySelector('{PANEL} .jp-Notebook') && window.jupyterapp)", 90)
+    browser.click(f"document.querySelector('{PANEL} .jp-Cell')")  # the notebook is the current one
+    kernel = "window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status"
+    browser.wait(f"{kernel} === 'idle'", 90)
+    version = ("window.jupyterapp.shell.currentWidget.context.model.getMetadata('language_info')"
+               "?.version")
+    browser.wait(f"!!{version}", 30)  # the kernel's version is in the page's model: the save has it
+    browser.evaluate("window.jupyterapp.commands.execute('docmanager:save') && 1")
+    browser.wait("window.jupyterapp.shell.currentWidget.context.model.dirty === false", 20)
+    saved = (root / "notebooks" / opened).read_bytes()
+    assert saved == (ROOT / "notebooks" / name).read_bytes()

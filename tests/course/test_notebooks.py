@@ -2809,6 +2809,1268 @@ def instruction_files(cwd):  # strings from os.path, not paths: the next step ca
                   None) for d in reversed(folders)]
     return [f for f in found if f is not None]
 """],
+    "ch09.session_path": ["""
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+def session_path(home, session_id):  # the resolved path checked, the unresolved one returned: a link still
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().removesuffix(".jsonl")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    if (folder / f"{clean}.jsonl").resolve().parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return folder / f"{clean}.jsonl"
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+def session_path(home, session_id):  # rstrip takes letters, not a suffix: "fix-login" becomes "fix-logi"
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().rstrip(".jsonl")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+from pathlib import Path
+from corecoder.session import SessionError
+
+def session_path(home, session_id):  # a blocklist of ways out: "..", "/" and "\\\\"; an empty id, a space, "é" get by
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().removesuffix(".jsonl")
+    if ".." in clean or "/" in clean or "\\\\" in clean or len(clean) > 64:
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+import os
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+def session_path(home, session_id):  # os.path.normpath: ".." folded away, but a link is not followed
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().removesuffix(".jsonl")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = os.path.normpath(os.path.join(home, "sessions"))
+    path = os.path.normpath(os.path.join(folder, clean + ".jsonl"))
+    if os.path.dirname(path) != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return Path(path)
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+def session_path(home, session_id):  # \\w in the pattern: it takes "é", "٣" and "ｘ" too
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().removesuffix(".jsonl")
+    if not re.fullmatch(r"[\\w-]{1,64}", clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+def session_path(home, session_id):  # strips dots, slashes and spaces off both ends: "../outside" becomes "outside"
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip(" \\n\\t./\\\\").removesuffix(".jsonl").strip(" ./\\\\")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+from pathlib import Path
+from corecoder.session import SessionError
+
+def session_path(home, session_id):  # str.isalnum: "é" and "٣" are letters and digits to it
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().removesuffix(".jsonl")
+    if not (1 <= len(clean) <= 64 and all(c.isalnum() or c in "-_" for c in clean)):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+def session_path(home, session_id):  # only the folder resolved: the entry "away" is a link, and is followed outside
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().removesuffix(".jsonl")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = folder / f"{clean}.jsonl"
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+def session_path(home, session_id):  # re.match with "$": "$" also matches before a last newline, "kept\\n.jsonl" passes
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().removesuffix(".jsonl")
+    if not re.match(r"^[A-Za-z0-9_-]{1,64}$", clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+def session_path(home, session_id):  # a prefix of the text: HOME/sessions-old/x.jsonl starts with HOME/sessions
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().removesuffix(".jsonl")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if not str(path).startswith(str(folder)):
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+def session_path(home, session_id):  # the file resolved, not the folder: a home reached through a link refuses every id
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().removesuffix(".jsonl")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions")
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+def session_path(home, session_id):  # is_relative_to: a link into a folder inside sessions is let through
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().removesuffix(".jsonl")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if not path.is_relative_to(folder):
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+def session_path(home, session_id):  # strips again after the .jsonl: "kept .jsonl" is taken as "kept"
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().removesuffix(".jsonl").strip()
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+def session_path(home, session_id):  # every ".jsonl" taken off, not one at the end: "kept.jsonl.jsonl" is taken
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().replace(".jsonl", "")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+def session_path(home, session_id):  # str() of anything: the number 7 becomes the session "7"
+    clean = str(session_id).strip().removesuffix(".jsonl")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+def session_path(home, session_id):  # rstrip(".jsonl") strips letters, not a suffix: "fix-login" becomes "fix-logi"
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip().rstrip(".jsonl")
+    if not ID.fullmatch(clean):
+        raise SessionError(f"bad session id {session_id!r}")
+    folder = Path(home, "sessions").resolve()
+    path = (folder / f"{clean}.jsonl").resolve()
+    if path.parent != folder:
+        raise SessionError(f"session {clean!r} points outside {folder}")
+    return path
+"""],
+    "ch09.replay": ["""
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # a TypeError caught instead of a list checked: "messages": {} passes all() and wipes the history
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        if record.get("type") == "message" and _message_ok(record.get("message")):
+            messages.append(record["message"])
+        elif record.get("type") == "history":
+            try:
+                if all(_message_ok(m) for m in record.get("messages")):
+                    messages = list(record.get("messages"))
+            except TypeError:
+                pass
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # only json's own error caught: a line nested too deep raises RecursionError and ends the resume
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        if record.get("type") == "message" and _message_ok(record.get("message")):
+            messages.append(record["message"])
+        elif record.get("type") == "history":
+            batch = record.get("messages")
+            if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+                messages = list(batch)
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # the whole loop in one try: the first line that cannot be read ends the reading
+    messages = []
+    try:
+        for line in lines:
+            record = json.loads(line)
+            if not isinstance(record, dict):
+                continue
+            if record.get("type") == "message" and _message_ok(record.get("message")):
+                messages.append(record["message"])
+            elif record.get("type") == "history":
+                batch = record.get("messages")
+                if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+                    messages = list(batch)
+    except (ValueError, RecursionError):
+        pass
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # a history record's messages appended, as a message record's: the compacted ones are sent again
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        batch = {"message": [record.get("message")], "history": record.get("messages")}.get(record.get("type"))
+        if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+            messages.extend(batch)
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import repair
+
+ROLES = {"system", "user", "assistant", "tool"}
+
+def replay(lines):  # a message checked for its role only: content that is not text, calls that are 7 get through
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        batch = [record.get("message")] if kind == "message" else record.get("messages") if kind == "history" else None
+        if isinstance(batch, list) and all(isinstance(m, dict) and m.get("role") in ROLES for m in batch):
+            messages = messages + batch if kind == "message" else list(batch)
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # a damaged line throws the reader off: the line after it is skipped too
+    messages, skip = [], False
+    for line in lines:
+        if skip:
+            skip = False
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            skip = True
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        batch = [record.get("message")] if kind == "message" else record.get("messages") if kind == "history" else None
+        if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+            messages[len(messages) if kind == "message" else 0:] = batch
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines, messages=[]):  # a default list kept between calls: the second session replays onto the first
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        batch = [record.get("message")] if kind == "message" else record.get("messages") if kind == "history" else None
+        if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+            messages[len(messages) if kind == "message" else 0:] = batch
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # the torn last line popped off the caller's list
+    while lines and not lines[-1].rstrip().endswith("}"):
+        lines.pop()
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        batch = [record.get("message")] if kind == "message" else record.get("messages") if kind == "history" else None
+        if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+            messages[len(messages) if kind == "message" else 0:] = batch
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok
+
+def replay(lines):  # not repaired: a call the crash left unanswered gets a 400 on every request after
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        batch = [record.get("message")] if kind == "message" else record.get("messages") if kind == "history" else None
+        if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+            messages[len(messages) if kind == "message" else 0:] = batch
+    return messages
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # repair(messages), no list: a history it cannot make legal raises, not cut back
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        batch = [record.get("message")] if kind == "message" else record.get("messages") if kind == "history" else None
+        if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+            messages[len(messages) if kind == "message" else 0:] = batch
+    return repair(messages)
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # record["type"]: a record with no type (a bare message pasted in) raises KeyError
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record["type"]
+        batch = [record.get("message")] if kind == "message" else record.get("messages") if kind == "history" else None
+        if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+            messages[len(messages) if kind == "message" else 0:] = batch
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # a damaged history record's good messages kept: a record of the wrong shape is skipped whole
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        if kind == "message" and _message_ok(record.get("message")):
+            messages.append(record["message"])
+        elif kind == "history" and isinstance(record.get("messages"), list):
+            messages = [m for m in record["messages"] if _message_ok(m)]
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # starts from the last history record, whole or not: a damaged one wipes what came before
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    last = max((i for i, r in enumerate(records) if r.get("type") == "history"), default=None)
+    messages = []
+    if last is not None:
+        batch = records[last].get("messages")
+        if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+            messages = list(batch)
+        records = records[last + 1:]
+    for record in records:
+        if record.get("type") == "message" and _message_ok(record.get("message")):
+            messages.append(record["message"])
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # an empty history record is skipped: a history emptied by /reset keeps the old one
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        batch = [record.get("message")] if kind == "message" else record.get("messages") if kind == "history" else None
+        if batch and isinstance(batch, list) and all(_message_ok(m) for m in batch):
+            messages[len(messages) if kind == "message" else 0:] = batch
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # a meta record taken for a new session's start: the history read so far is dropped
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        if kind == "meta":
+            messages = []
+        batch = [record.get("message")] if kind == "message" else record.get("messages") if kind == "history" else None
+        if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+            messages[len(messages) if kind == "message" else 0:] = batch
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # `or []` for the messages: a history record without its messages wipes the history
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        if kind == "message":
+            if _message_ok(record.get("message")):
+                messages.append(record["message"])
+        elif kind == "history":
+            batch = record.get("messages") or []
+            if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+                messages = list(batch)
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # repaired after every record: a call is answered "cut short" before its real result is read
+    messages = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("type")
+        batch = [record.get("message")] if kind == "message" else record.get("messages") if kind == "history" else None
+        if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+            messages = repair(messages[:len(messages) if kind == "message" else 0] + batch, [])
+    return repair(messages, [])
+"""],
+    "ch09.trace": ["""
+import json
+import threading
+from corecoder.events import RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # one round for everyone: a worker's call is written with the round another just began
+    def __init__(self, out):
+        self.out, self.round, self.lock = out, None, threading.Lock()
+
+    def __call__(self, event):
+        worker = event.worker if isinstance(event, WorkerEvent) else ""
+        event = event.event if isinstance(event, WorkerEvent) else event
+        if isinstance(event, RoundStarted):
+            self.round = event.round
+        elif isinstance(event, ToolCallFinished):
+            line = json.dumps({"worker": worker, "round": self.round, "tool": event.call.name,
+                               "status": event.status})
+            with self.lock:
+                self.out.write(line + "\\n")
+""", """
+import json
+import threading
+from corecoder.events import RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # the lock around the line, but its newline written after, outside: two writes a line
+    def __init__(self, out):
+        self.out, self.rounds, self.lock = out, {}, threading.Lock()
+
+    def __call__(self, event):
+        worker = event.worker if isinstance(event, WorkerEvent) else ""
+        event = event.event if isinstance(event, WorkerEvent) else event
+        if isinstance(event, RoundStarted):
+            self.rounds[worker] = event.round
+        elif isinstance(event, ToolCallFinished):
+            with self.lock:
+                self.out.write(json.dumps({"worker": worker, "round": self.rounds.get(worker),
+                                           "tool": event.call.name, "status": event.status}))
+            self.out.write("\\n")
+""", """
+import json
+import threading
+from corecoder.events import RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # json.dump straight into out, then the newline: json.dump writes a line in many pieces
+    def __init__(self, out):
+        self.out, self.rounds, self.lock = out, {}, threading.Lock()
+
+    def __call__(self, event):
+        worker = event.worker if isinstance(event, WorkerEvent) else ""
+        event = event.event if isinstance(event, WorkerEvent) else event
+        if isinstance(event, RoundStarted):
+            self.rounds[worker] = event.round
+        elif isinstance(event, ToolCallFinished):
+            with self.lock:
+                json.dump({"worker": worker, "round": self.rounds.get(worker), "tool": event.call.name,
+                           "status": event.status}, self.out)
+                self.out.write("\\n")
+""", """
+import json
+import threading
+from corecoder.events import RoundStarted, ToolCallStarted, WorkerEvent
+
+class Trace:  # written as each call starts: it has no status yet, and a call that never ends is traced
+    def __init__(self, out):
+        self.out, self.rounds, self.lock = out, {}, threading.Lock()
+
+    def __call__(self, event):
+        worker = event.worker if isinstance(event, WorkerEvent) else ""
+        event = event.event if isinstance(event, WorkerEvent) else event
+        if isinstance(event, RoundStarted):
+            self.rounds[worker] = event.round
+        elif isinstance(event, ToolCallStarted):
+            line = json.dumps({"worker": worker, "round": self.rounds.get(worker), "tool": event.call.name,
+                               "status": "started"})
+            with self.lock:
+                self.out.write(line + "\\n")
+""", """
+import json
+import threading
+from corecoder.events import RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # the worker's name kept, but its rounds lost: RoundStarted is looked for before the unwrapping
+    def __init__(self, out):
+        self.out, self.round, self.lock = out, None, threading.Lock()
+
+    def __call__(self, event):
+        if isinstance(event, RoundStarted):
+            self.round = event.round
+        worker = event.worker if isinstance(event, WorkerEvent) else ""
+        event = event.event if isinstance(event, WorkerEvent) else event
+        if isinstance(event, ToolCallFinished):
+            line = json.dumps({"worker": worker, "round": self.round, "tool": event.call.name,
+                               "status": event.status})
+            with self.lock:
+                self.out.write(line + "\\n")
+""", """
+import json
+import threading
+from corecoder.events import RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # the rounds a class attribute: one dict shared by every Trace, so two agents' traces mix their rounds
+    rounds = {}
+
+    def __init__(self, out):
+        self.out, self.lock = out, threading.Lock()
+
+    def __call__(self, event):
+        worker = event.worker if isinstance(event, WorkerEvent) else ""
+        event = event.event if isinstance(event, WorkerEvent) else event
+        if isinstance(event, RoundStarted):
+            self.rounds[worker] = event.round
+        elif isinstance(event, ToolCallFinished):
+            line = json.dumps({"worker": worker, "round": self.rounds.get(worker), "tool": event.call.name,
+                               "status": event.status})
+            with self.lock:
+                self.out.write(line + "\\n")
+""", """
+import json
+import threading
+from corecoder.events import Finished, RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # kept, then written sorted when the run finishes: nothing is traced while it runs, or if it crashes
+    def __init__(self, out):
+        self.out, self.rounds, self.lock, self.lines = out, {}, threading.Lock(), []
+
+    def __call__(self, event):
+        worker = event.worker if isinstance(event, WorkerEvent) else ""
+        inner = event.event if isinstance(event, WorkerEvent) else event
+        if isinstance(inner, RoundStarted):
+            self.rounds[worker] = inner.round
+        elif isinstance(inner, ToolCallFinished):
+            with self.lock:
+                self.lines.append(json.dumps({"worker": worker, "round": self.rounds.get(worker),
+                                              "tool": inner.call.name, "status": inner.status}))
+        elif isinstance(event, Finished):
+            with self.lock:
+                for line in sorted(self.lines):
+                    self.out.write(line + "\\n")
+                self.lines.clear()
+""", """
+import json
+import threading
+from corecoder.events import RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # printed, not written to out: the lines go to the screen, and the file the team reads stays empty
+    def __init__(self, out):
+        self.out, self.rounds, self.lock = out, {}, threading.Lock()
+
+    def __call__(self, event):
+        worker = event.worker if isinstance(event, WorkerEvent) else ""
+        event = event.event if isinstance(event, WorkerEvent) else event
+        if isinstance(event, RoundStarted):
+            self.rounds[worker] = event.round
+        elif isinstance(event, ToolCallFinished):
+            with self.lock:
+                print(json.dumps({"worker": worker, "round": self.rounds.get(worker), "tool": event.call.name,
+                                  "status": event.status}))
+""", """
+import json
+import threading
+from corecoder.events import RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # counts each worker's RoundStarted itself: a second team's worker "a" goes on from the first's rounds
+    def __init__(self, out):
+        self.out, self.rounds, self.lock = out, {}, threading.Lock()
+
+    def __call__(self, event):
+        worker = event.worker if isinstance(event, WorkerEvent) else ""
+        event = event.event if isinstance(event, WorkerEvent) else event
+        if isinstance(event, RoundStarted):
+            self.rounds[worker] = self.rounds.get(worker, 0) + 1
+        elif isinstance(event, ToolCallFinished):
+            line = json.dumps({"worker": worker, "round": self.rounds.get(worker), "tool": event.call.name,
+                               "status": event.status})
+            with self.lock:
+                self.out.write(line + "\\n")
+""", """
+import json
+import threading
+from corecoder.events import RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # the round kept per thread (threading.local): a worker's calls run on other threads than its rounds
+    def __init__(self, out):
+        self.out, self.lock, self.local = out, threading.Lock(), threading.local()
+
+    def __call__(self, event):
+        worker = event.worker if isinstance(event, WorkerEvent) else ""
+        event = event.event if isinstance(event, WorkerEvent) else event
+        if isinstance(event, RoundStarted):
+            self.local.round = event.round
+        elif isinstance(event, ToolCallFinished):
+            line = json.dumps({"worker": worker, "round": getattr(self.local, "round", None),
+                               "tool": event.call.name, "status": event.status})
+            with self.lock:
+                self.out.write(line + "\\n")
+""", """
+import json
+import threading
+from corecoder.events import RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # "ok" or "error" from the result's text, not the call's status: a refusal reads as ok
+    def __init__(self, out):
+        self.out, self.rounds, self.lock = out, {}, threading.Lock()
+
+    def __call__(self, event):
+        worker = event.worker if isinstance(event, WorkerEvent) else ""
+        event = event.event if isinstance(event, WorkerEvent) else event
+        if isinstance(event, RoundStarted):
+            self.rounds[worker] = event.round
+        elif isinstance(event, ToolCallFinished):
+            status = "error" if event.result.startswith("Error") else "ok"
+            line = json.dumps({"worker": worker, "round": self.rounds.get(worker), "tool": event.call.name,
+                               "status": status})
+            with self.lock:
+                self.out.write(line + "\\n")
+"""],
+    "ch10.fetch_url": ["""
+import ipaddress
+import urllib.error
+import urllib.parse
+import urllib.request
+from corecoder.tool import Tool, ToolError
+
+class FetchUrl(Tool):  # judges a host written as an address only: a name is never resolved (metadata.example passes)
+    name = "fetch_url"
+    description = "Fetch a web page (http or https) and return its text."
+    parameters = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"],
+                  "additionalProperties": False}
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args):
+            return None
+
+    def __init__(self, allow=()):
+        self.allow = [ipaddress.ip_network(a, strict=False) for a in allow]
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), self.NoRedirect)
+
+    def check(self, url):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise ToolError(f"only http and https: {url}")
+        try:
+            ip = ipaddress.ip_address(parts.hostname)
+        except ValueError:
+            return  # a name, not an address
+        ip = getattr(ip, "ipv4_mapped", None) or ip
+        if not ip.is_global and not any(ip in n for n in self.allow):
+            raise ToolError(f"{ip} is a private address: refused")
+
+    def run(self, ws, url):
+        for _ in range(6):
+            self.check(url)
+            try:
+                with self.opener.open(url, timeout=10) as response:
+                    kind = response.headers.get_content_type()
+                    if not kind.startswith(("text/", "application/json")):
+                        raise ToolError(f"{kind} is not text")
+                    body = response.read(18_001)
+                    charset = response.headers.get_content_charset() or "utf-8"
+            except urllib.error.HTTPError as e:
+                if e.code in (301, 302, 303, 307, 308):
+                    url = urllib.parse.urljoin(url, e.headers.get("Location", ""))
+                    continue
+                raise ToolError(f"HTTP {e.code}") from None
+            except OSError as e:
+                raise ToolError(f"failed: {getattr(e, 'reason', e)}") from None
+            text = body[:18_000].decode(charset, errors="replace")
+            return text + ("\\n[cut at 18,000 characters]" if len(body) > 18_000 else "")
+        raise ToolError("too many redirects")
+""", """
+import ipaddress
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+from corecoder.tool import Tool, ToolError
+
+class FetchUrl(Tool):  # refuses loopback and link-local only: 10/8, 192.168/16, fd00::/8 pass
+    name = "fetch_url"
+    description = "Fetch a web page (http or https) and return its text."
+    parameters = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"],
+                  "additionalProperties": False}
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args):
+            return None
+
+    def __init__(self, allow=()):
+        self.allow = [ipaddress.ip_network(a, strict=False) for a in allow]
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), self.NoRedirect)
+
+    def check(self, url):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise ToolError(f"only http and https: {url}")
+        try:
+            infos = socket.getaddrinfo(parts.hostname, None)
+        except OSError as e:
+            raise ToolError(f"cannot resolve {parts.hostname}: {e}") from None
+        for info in infos:
+            ip = ipaddress.ip_address(info[4][0])
+            ip = getattr(ip, "ipv4_mapped", None) or ip
+            if (ip.is_loopback or ip.is_link_local or ip.is_unspecified) and not any(ip in n for n in self.allow):
+                raise ToolError(f"{parts.hostname} is {ip}: refused")
+
+    def run(self, ws, url):
+        for _ in range(6):
+            self.check(url)
+            try:
+                with self.opener.open(url, timeout=10) as response:
+                    kind = response.headers.get_content_type()
+                    if not kind.startswith(("text/", "application/json")):
+                        raise ToolError(f"{kind} is not text")
+                    body = response.read(18_001)
+                    charset = response.headers.get_content_charset() or "utf-8"
+            except urllib.error.HTTPError as e:
+                if e.code in (301, 302, 303, 307, 308):
+                    url = urllib.parse.urljoin(url, e.headers.get("Location", ""))
+                    continue
+                raise ToolError(f"HTTP {e.code}") from None
+            except OSError as e:
+                raise ToolError(f"failed: {getattr(e, 'reason', e)}") from None
+            text = body[:18_000].decode(charset, errors="replace")
+            return text + ("\\n[cut at 18,000 characters]" if len(body) > 18_000 else "")
+        raise ToolError("too many redirects")
+""", """
+import ipaddress
+import socket
+import urllib.parse
+import urllib.request
+from corecoder.tool import Tool, ToolError
+
+class FetchUrl(Tool):  # a bare except turns everything into a ToolError: Ctrl+C too, so the user cannot stop a fetch
+    name = "fetch_url"
+    description = "Fetch a web page (http or https) and return its text."
+    parameters = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"],
+                  "additionalProperties": False}
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args):
+            return None
+
+    def __init__(self, allow=()):
+        self.allow = [ipaddress.ip_network(a, strict=False) for a in allow]
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), self.NoRedirect)
+
+    def check(self, url):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise ToolError(f"only http and https: {url}")
+        try:
+            infos = socket.getaddrinfo(parts.hostname, None)
+        except OSError as e:
+            raise ToolError(f"cannot resolve {parts.hostname}: {e}") from None
+        for info in infos:
+            ip = ipaddress.ip_address(info[4][0])
+            ip = getattr(ip, "ipv4_mapped", None) or ip
+            if not ip.is_global and not any(ip in n for n in self.allow):
+                raise ToolError(f"{parts.hostname} is {ip}: refused")
+
+    def run(self, ws, url):
+        for _ in range(6):
+            self.check(url)
+            try:
+                response = self.opener.open(url, timeout=10)
+            except:
+                import sys
+                error = sys.exc_info()[1]
+                code = getattr(error, "code", None)
+                if code in (301, 302, 303, 307, 308):
+                    url = urllib.parse.urljoin(url, error.headers.get("Location", ""))
+                    continue
+                raise ToolError(f"could not fetch {url}: {code or getattr(error, 'reason', error)}") from None
+            with response:
+                kind = response.headers.get_content_type()
+                if not kind.startswith(("text/", "application/json")):
+                    raise ToolError(f"{kind} is not text")
+                body = response.read(18_001)
+                charset = response.headers.get_content_charset() or "utf-8"
+            text = body[:18_000].decode(charset, errors="replace")
+            return text + ("\\n[cut at 18,000 characters]" if len(body) > 18_000 else "")
+        raise ToolError("too many redirects")
+""", """
+import ipaddress
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+from corecoder.tool import Tool, ToolError
+
+class FetchUrl(Tool):  # decodes every page as UTF-8, whatever charset it names: Latin-1 comes out garbled
+    name = "fetch_url"
+    description = "Fetch a web page (http or https) and return its text."
+    parameters = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"],
+                  "additionalProperties": False}
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args):
+            return None
+
+    def __init__(self, allow=()):
+        self.allow = [ipaddress.ip_network(a, strict=False) for a in allow]
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), self.NoRedirect)
+
+    def check(self, url):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise ToolError(f"only http and https: {url}")
+        try:
+            infos = socket.getaddrinfo(parts.hostname, None)
+        except OSError as e:
+            raise ToolError(f"cannot resolve {parts.hostname}: {e}") from None
+        for info in infos:
+            ip = ipaddress.ip_address(info[4][0])
+            ip = getattr(ip, "ipv4_mapped", None) or ip
+            if not ip.is_global and not any(ip in n for n in self.allow):
+                raise ToolError(f"{parts.hostname} is {ip}: refused")
+
+    def run(self, ws, url):
+        for _ in range(6):
+            self.check(url)
+            try:
+                with self.opener.open(url, timeout=10) as response:
+                    kind = response.headers.get_content_type()
+                    if not kind.startswith(("text/", "application/json")):
+                        raise ToolError(f"{kind} is not text")
+                    body = response.read(18_001)
+            except urllib.error.HTTPError as e:
+                if e.code in (301, 302, 303, 307, 308):
+                    url = urllib.parse.urljoin(url, e.headers.get("Location", ""))
+                    continue
+                raise ToolError(f"HTTP {e.code}") from None
+            except OSError as e:
+                raise ToolError(f"failed: {getattr(e, 'reason', e)}") from None
+            text = body[:18_000].decode("utf-8", errors="replace")
+            return text + ("\\n[cut at 18,000 characters]" if len(body) > 18_000 else "")
+        raise ToolError("too many redirects")
+""", """
+import ipaddress
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+from corecoder.tool import Tool, ToolError
+
+class FetchUrl(Tool):  # no time limit: a server that never answers holds the agent for as long as it likes
+    name = "fetch_url"
+    description = "Fetch a web page (http or https) and return its text."
+    parameters = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"],
+                  "additionalProperties": False}
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args):
+            return None
+
+    def __init__(self, allow=()):
+        self.allow = [ipaddress.ip_network(a, strict=False) for a in allow]
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), self.NoRedirect)
+
+    def check(self, url):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise ToolError(f"only http and https: {url}")
+        try:
+            infos = socket.getaddrinfo(parts.hostname, None)
+        except OSError as e:
+            raise ToolError(f"cannot resolve {parts.hostname}: {e}") from None
+        for info in infos:
+            ip = ipaddress.ip_address(info[4][0])
+            ip = getattr(ip, "ipv4_mapped", None) or ip
+            if not ip.is_global and not any(ip in n for n in self.allow):
+                raise ToolError(f"{parts.hostname} is {ip}: refused")
+
+    def run(self, ws, url):
+        for _ in range(6):
+            self.check(url)
+            try:
+                with self.opener.open(url) as response:
+                    kind = response.headers.get_content_type()
+                    if not kind.startswith(("text/", "application/json")):
+                        raise ToolError(f"{kind} is not text")
+                    body = response.read(18_001)
+                    charset = response.headers.get_content_charset() or "utf-8"
+            except urllib.error.HTTPError as e:
+                if e.code in (301, 302, 303, 307, 308):
+                    url = urllib.parse.urljoin(url, e.headers.get("Location", ""))
+                    continue
+                raise ToolError(f"HTTP {e.code}") from None
+            except OSError as e:
+                raise ToolError(f"failed: {getattr(e, 'reason', e)}") from None
+            text = body[:18_000].decode(charset, errors="replace")
+            return text + ("\\n[cut at 18,000 characters]" if len(body) > 18_000 else "")
+        raise ToolError("too many redirects")
+""", """
+import ipaddress
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+from corecoder.tool import Tool, ToolError
+
+class FetchUrl(Tool):  # every HTTP error is "could not be fetched": a 404 reads like a 500
+    name = "fetch_url"
+    description = "Fetch a web page (http or https) and return its text."
+    parameters = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"],
+                  "additionalProperties": False}
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args):
+            return None
+
+    def __init__(self, allow=()):
+        self.allow = [ipaddress.ip_network(a, strict=False) for a in allow]
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), self.NoRedirect)
+
+    def check(self, url):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise ToolError(f"only http and https: {url}")
+        try:
+            infos = socket.getaddrinfo(parts.hostname, None)
+        except OSError as e:
+            raise ToolError(f"cannot resolve {parts.hostname}: {e}") from None
+        for info in infos:
+            ip = ipaddress.ip_address(info[4][0])
+            ip = getattr(ip, "ipv4_mapped", None) or ip
+            if not ip.is_global and not any(ip in n for n in self.allow):
+                raise ToolError(f"{parts.hostname} is {ip}: refused")
+
+    def run(self, ws, url):
+        for _ in range(6):
+            self.check(url)
+            try:
+                with self.opener.open(url, timeout=10) as response:
+                    kind = response.headers.get_content_type()
+                    if not kind.startswith(("text/", "application/json")):
+                        raise ToolError(f"{kind} is not text")
+                    body = response.read(18_001)
+                    charset = response.headers.get_content_charset() or "utf-8"
+            except urllib.error.HTTPError as e:
+                if e.code in (301, 302, 303, 307, 308):
+                    url = urllib.parse.urljoin(url, e.headers.get("Location", ""))
+                    continue
+                raise ToolError("the page could not be fetched") from None
+            except OSError as e:
+                raise ToolError(f"failed: {getattr(e, 'reason', e)}") from None
+            text = body[:18_000].decode(charset, errors="replace")
+            return text + ("\\n[cut at 18,000 characters]" if len(body) > 18_000 else "")
+        raise ToolError("too many redirects")
+"""],
+    "ch10.budget": ["""
+from corecoder.messages import ModelError
+
+class Budget:  # prices per thousand tokens, not per million: the first reply already costs a thousand times too much
+    def __init__(self, llm, prices, cap):
+        self.llm, self.prices, self.cap, self.spent = llm, prices, cap, 0.0
+
+    @property
+    def model(self):
+        return self.llm.model
+
+    def chat(self, messages, tools=None, emit=None):
+        if self.spent >= self.cap:
+            raise ModelError(f"budget of ${self.cap} reached")
+        reply = self.llm.chat(messages, tools, emit)
+        if reply.usage:
+            price, usage = self.prices[self.llm.model], reply.usage
+            cached = min(usage.cached_tokens, usage.prompt_tokens)
+            rate = price.input if price.cached_input is None else price.cached_input
+            self.spent += ((usage.prompt_tokens - cached) * price.input + cached * rate
+                           + usage.completion_tokens * price.output) / 1_000
+        return reply
+""", """
+from corecoder.cli.pricing import Ledger
+from corecoder.messages import ModelError
+
+class Budget:  # starts counting again once it has said no: the next turn goes on spending as if nothing had been spent
+    def __init__(self, llm, prices, cap):
+        self.llm, self.prices, self.cap = llm, prices, cap
+        self.ledger = Ledger(prices)
+
+    @property
+    def model(self):
+        return self.llm.model
+
+    def chat(self, messages, tools=None, emit=None):
+        if self.ledger.known_cost >= self.cap:
+            self.ledger = Ledger(self.prices)  # a fresh start for the next task
+            raise ModelError(f"the budget of ${self.cap} is spent")
+        reply = self.llm.chat(messages, tools, emit)
+        if reply.usage:
+            self.ledger.add(self.llm.model, reply.usage)
+        return reply
+""", """
+from corecoder.cli.pricing import Ledger
+from corecoder.messages import ModelError
+
+class Budget:  # no model attribute: the loop reports each reply's usage under llm.model, and fails there
+    def __init__(self, llm, prices, cap):
+        self.llm, self.cap = llm, cap
+        self.ledger = Ledger(prices)
+
+    def chat(self, messages, tools=None, emit=None):
+        if self.ledger.known_cost >= self.cap:
+            raise ModelError(f"the budget of ${self.cap} is spent")
+        reply = self.llm.chat(messages, tools, emit)
+        if reply.usage:
+            self.ledger.add(self.llm.model, reply.usage)
+        return reply
+""", """
+from corecoder.cli.pricing import cost_of
+from corecoder.messages import ModelError
+
+class Budget:  # what was spent kept in a list on the class: every Budget in the process adds to the same one
+    spent = []
+
+    def __init__(self, llm, prices, cap):
+        self.llm, self.prices, self.cap = llm, prices, cap
+
+    @property
+    def model(self):
+        return self.llm.model
+
+    def chat(self, messages, tools=None, emit=None):
+        if sum(self.spent) >= self.cap:
+            raise ModelError(f"the budget of ${self.cap} is spent")
+        reply = self.llm.chat(messages, tools, emit)
+        if reply.usage:
+            self.spent.append(cost_of(reply.usage, self.prices[self.llm.model]))
+        return reply
+""", """
+from corecoder.cli.pricing import Ledger
+from corecoder.messages import Reply
+
+class Budget:  # answers "the budget is spent" in the model's place: the turn ends as if answered
+    def __init__(self, llm, prices, cap):
+        self.llm, self.cap = llm, cap
+        self.ledger = Ledger(prices)
+
+    @property
+    def model(self):
+        return self.llm.model
+
+    def chat(self, messages, tools=None, emit=None):
+        if self.ledger.known_cost >= self.cap:
+            return Reply(f"I stopped: the budget of ${self.cap} is spent.")
+        reply = self.llm.chat(messages, tools, emit)
+        if reply.usage:
+            self.ledger.add(self.llm.model, reply.usage)
+        return reply
+"""],
 }
 
 
@@ -3402,6 +4664,479 @@ def instruction_files(cwd):  # recursion: the folders above first, then this one
         mine = [folder / n for n in NAMES if (folder / n).is_symlink() or (folder / n).is_file()]
         return above + mine[:1]
     return down_to(here)
+"""],
+    "ch09.session_path": ["""
+import os
+import string
+from pathlib import Path
+from corecoder.session import SessionError
+
+ALLOWED = set(string.ascii_letters + string.digits + "-_")
+
+def session_path(home, session_id):  # a set of allowed characters, os.path.realpath, and a Path made at the end
+    if type(session_id) is not str:
+        raise SessionError("not text")
+    clean = session_id.strip()
+    if clean.endswith(".jsonl"):
+        clean = clean[: -len(".jsonl")]
+    if not clean or len(clean) > 64 or not set(clean) <= ALLOWED:
+        raise SessionError(f"bad session id {session_id[:80]!r}")
+    folder = os.path.realpath(os.path.join(home, "sessions"))
+    path = os.path.realpath(os.path.join(folder, clean + ".jsonl"))
+    if os.path.dirname(path) != folder:
+        raise SessionError("outside the sessions folder")
+    return Path(path)
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+def session_path(home, session_id):  # \\w with re.ASCII; the path resolved once, checked by its parts
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip()
+    clean = clean[:-6] if clean.endswith(".jsonl") else clean
+    if re.fullmatch(r"[\\w-]{1,64}", clean, flags=re.ASCII) is None:
+        raise SessionError("bad session id")
+    folder = (Path(home) / "sessions").resolve()
+    path = folder.joinpath(clean + ".jsonl").resolve()
+    if path.parent.parts != folder.parts:
+        raise SessionError("outside")
+    return path
+""", """
+import re
+from pathlib import Path
+from corecoder.session import SessionError
+
+def session_path(home, session_id):  # re.search with \\A...\\Z, the suffix sliced off, the folders compared by parts
+    if not isinstance(session_id, str):
+        raise SessionError("a session id must be text")
+    clean = session_id.strip()
+    clean = clean[:-6] if clean.endswith(".jsonl") else clean
+    if not re.search(r"\\A[-_a-zA-Z0-9]{1,64}\\Z", clean):
+        raise SessionError("bad session id")
+    folder = Path(home, "sessions").resolve(strict=False)
+    path = folder.joinpath(clean + ".jsonl").resolve()
+    if path.parent.parts != folder.parts:
+        raise SessionError("outside")
+    return path
+"""],
+    "ch09.replay": ["""
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # two passes: the records kept, then the last whole history record found and the messages after it
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except Exception:  # ValueError and RecursionError both
+            continue
+        if isinstance(record, dict) and record.get("type") in ("message", "history"):
+            batch = [record.get("message")] if record["type"] == "message" else record.get("messages")
+            if isinstance(batch, list) and all(_message_ok(m) for m in batch):
+                records.append((record["type"], batch))
+    start = max((i for i, (kind, _) in enumerate(records) if kind == "history"), default=-1)
+    messages = []
+    for _, batch in records[max(start, 0):]:
+        messages += batch
+    return repair(messages, [])
+""", """
+import json
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # a helper that reads a line or gives None, and match on the record's shape
+    messages = []
+    for record in map(read, lines):
+        match record:
+            case {"type": "message", "message": message} if _message_ok(message):
+                messages.append(message)
+            case {"type": "history", "messages": list(batch)} if all(map(_message_ok, batch)):
+                messages = list(batch)
+    return repair(messages, [])
+
+
+def read(line):
+    try:
+        return json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+""", """
+import json
+from functools import reduce
+from corecoder.session import _message_ok, repair
+
+def replay(lines):  # a fold: each line a step from one history to the next, the input never touched
+    return repair(reduce(step, lines, []), [])
+
+
+def step(history, line):
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return history
+    if not isinstance(record, dict):
+        return history
+    if record.get("type") == "message":
+        return history + [record.get("message")] if _message_ok(record.get("message")) else history
+    if record.get("type") == "history":
+        batch = record.get("messages")
+        return list(batch) if isinstance(batch, list) and all(_message_ok(m) for m in batch) else history
+    return history
+"""],
+    "ch09.trace": ["""
+import json
+import threading
+from collections import defaultdict
+from corecoder.events import RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # match on the event, a recursive call for a worker's, a defaultdict of rounds, an RLock
+    def __init__(self, out):
+        self.out = out
+        self.rounds = defaultdict(lambda: None)
+        self.guard = threading.RLock()
+
+    def __call__(self, event, worker=""):
+        match event:
+            case WorkerEvent(worker=name, event=inner):
+                self(inner, name)
+            case RoundStarted(round=n):
+                with self.guard:
+                    self.rounds[worker] = n
+            case ToolCallFinished(call=call, status=status):
+                record = {"worker": worker, "round": self.rounds[worker], "tool": call.name, "status": status}
+                with self.guard:
+                    self.out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\\n")
+""", """
+import json
+import threading
+from corecoder.events import RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # every event handled under one lock; the line made with an f-string around json.dumps pieces
+    def __init__(self, out):
+        self._out = out
+        self._lock = threading.Lock()
+        self._round_of = {}
+
+    def __call__(self, event):
+        with self._lock:
+            name = ""
+            if type(event) is WorkerEvent:
+                name, event = event.worker, event.event
+            if type(event) is RoundStarted:
+                self._round_of[name] = event.round
+            if type(event) is ToolCallFinished:
+                round_ = json.dumps(self._round_of.get(name))
+                self._out.write(f'{{"worker": {json.dumps(name)}, "round": {round_}, '
+                                f'"tool": {json.dumps(event.call.name)}, "status": {json.dumps(event.status)}}}\\n')
+""", """
+import json
+import threading
+from corecoder.events import RoundStarted, ToolCallFinished, WorkerEvent
+
+class Trace:  # one small object per worker keeps its round; a Condition used as the lock
+    class Worker:
+        def __init__(self):
+            self.round = None
+
+    def __init__(self, out):
+        self.out, self.workers, self.lock = out, {}, threading.Condition()
+
+    def __call__(self, event):
+        name = event.worker if isinstance(event, WorkerEvent) else ""
+        inner = event.event if isinstance(event, WorkerEvent) else event
+        with self.lock:
+            me = self.workers.setdefault(name, self.Worker())
+        if isinstance(inner, RoundStarted):
+            me.round = inner.round
+        elif isinstance(inner, ToolCallFinished):
+            text = json.dumps(dict(worker=name, round=me.round, tool=inner.call.name, status=inner.status))
+            with self.lock:
+                self.out.write(text + "\\n")
+"""],
+    "ch10.fetch_url": ["""
+import ipaddress
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+from corecoder.tool import Tool, ToolError
+
+class FetchUrl(Tool):  # urllib follows redirects through a handler that checks each first; checks in a function
+    name = "fetch_url"
+    description = "Download a web page (http/https) and give back its text, up to 18000 characters."
+    parameters = {"type": "object", "additionalProperties": False, "required": ["url"],
+                  "properties": {"url": {"type": "string", "description": "absolute http(s) URL"}}}
+
+    def __init__(self, allow=()):
+        self.allow = tuple(ipaddress.ip_network(item, strict=False) for item in allow)
+
+    def run(self, ws, url):
+        reason = refused(url, self.allow)
+        if reason:
+            raise ToolError(reason)
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), CheckEachHop(self.allow))
+        try:
+            with opener.open(urllib.request.Request(url, headers={"User-Agent": "corecoder"}), timeout=15) as r:
+                mime = r.headers.get_content_type()
+                if not (mime.startswith("text/") or mime in ("application/json", "application/xml")):
+                    raise ToolError(f"not a text page: its Content-Type is {mime}")
+                raw = r.read(18_000 + 1)
+                encoding = r.headers.get_content_charset("utf-8")
+        except urllib.error.HTTPError as error:
+            raise ToolError(f"HTTP error {error.code} ({error.reason}) for {url}") from error
+        except urllib.error.URLError as error:
+            raise ToolError(f"cannot reach {url}: {error.reason}") from error
+        except TimeoutError:
+            raise ToolError(f"{url} timed out after 15 s") from None
+        text = raw[:18_000].decode(encoding, "replace")
+        if len(raw) > 18_000:
+            text = text + "\\n\\n[truncated: only the first 18000 characters are shown]"
+        return text
+
+
+def refused(url, allow):
+    '''Why `url` may not be fetched, or None.'''
+    parts = urllib.parse.urlparse(url)
+    if parts.scheme.lower() not in {"http", "https"}:
+        return f"{parts.scheme or 'no'} scheme: only http and https pages"
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or 80, proto=socket.IPPROTO_TCP)
+    except (socket.gaierror, UnicodeError, TypeError) as e:
+        return f"the host {parts.hostname!r} does not resolve ({e})"
+    for family, _, _, _, sockaddr in infos:
+        address = ipaddress.ip_address(sockaddr[0].split("%")[0])
+        if address.version == 6 and address.ipv4_mapped:
+            address = address.ipv4_mapped
+        if any(address in network for network in allow):
+            continue
+        if not address.is_global:  # private, loopback, link-local, shared, reserved...
+            return f"{parts.hostname} resolves to {address}, which is not a public address"
+    return None
+
+class CheckEachHop(urllib.request.HTTPRedirectHandler):
+    max_redirections = 5  # urllib counts them for us
+
+    def __init__(self, allow):
+        self.allow = allow
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        reason = refused(newurl, self.allow)
+        if reason:
+            raise ToolError(f"redirected to {newurl}: {reason}")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+""", """
+import http.client
+import ipaddress
+from socket import SOCK_STREAM, getaddrinfo
+from urllib.parse import urljoin, urlsplit
+from corecoder.tool import Tool, ToolError
+
+class FetchUrl(Tool):  # http.client, getaddrinfo imported by name; connects to the address it checked
+    name = "fetch_url"
+    description = "Fetch an http(s) page and return its text (18,000 characters at most)."
+    parameters = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"],
+                  "additionalProperties": False}
+    REDIRECTS = {301, 302, 303, 307, 308}
+
+    def __init__(self, allow=()):
+        self.allow = [ipaddress.ip_network(a, strict=False) for a in allow]
+
+    def address(self, host, port):
+        try:
+            found = [info[4][0] for info in getaddrinfo(host, port, type=SOCK_STREAM)]
+        except (OSError, UnicodeError) as e:
+            raise ToolError(f"unknown host {host!r}: {e}") from None
+        for text in found:
+            ip = ipaddress.ip_address(text)
+            plain = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped else ip
+            if not plain.is_global and not any(plain in net for net in self.allow):
+                raise ToolError(f"refused: {host} resolves to {plain}, a local or private address")
+        return found[0]
+
+    def run(self, ws, url):
+        hops = 0
+        while True:
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ToolError(f"cannot fetch {url!r}: only http:// and https:// URLs")
+            https = parts.scheme == "https"
+            port = parts.port or (443 if https else 80)
+            ip = self.address(parts.hostname, port)
+            kind = http.client.HTTPSConnection if https else http.client.HTTPConnection
+            connection = kind(ip, port, timeout=10)
+            try:
+                connection.request("GET", (parts.path or "/") + (f"?{parts.query}" if parts.query else ""),
+                                   headers={"Host": parts.netloc})
+                response = connection.getresponse()
+                if response.status in self.REDIRECTS:
+                    hops += 1
+                    if hops > 5:
+                        raise ToolError("stopped after 5 redirects")
+                    url = urljoin(url, response.getheader("Location", ""))
+                    continue
+                if response.status >= 400:
+                    raise ToolError(f"{url} answered {response.status} {response.reason}")
+                ctype = response.headers.get_content_type()
+                if ctype.split("/")[0] != "text" and ctype not in ("application/json", "application/xml"):
+                    raise ToolError(f"{url} is {ctype}, which is not text")
+                data = response.read(18_001)
+                charset = response.headers.get_content_charset() or "utf-8"
+            except OSError as e:  # socket.timeout is one
+                raise ToolError(f"could not fetch {url}: {e}") from None
+            finally:
+                connection.close()
+            text = data[:18_000].decode(charset, "replace")
+            return text if len(data) <= 18_000 else text + "\\n[the rest of the page was cut]"
+""", """
+import ipaddress
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+from corecoder.tool import Tool, ToolError
+
+class FetchUrl(Tool):  # reads in chunks up to the limit, a helper per address, messages in its own words
+    name = "fetch_url"
+    description = "Get a web page's text over http or https (long pages are cut at 18,000 characters)."
+    parameters = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"],
+                  "additionalProperties": False}
+    mutating = False
+
+    def __init__(self, allow=()):
+        self.allowed = [ipaddress.ip_network(a, strict=False) for a in allow]
+
+    def addresses(self, host):
+        try:
+            return {info[4][0] for info in socket.getaddrinfo(host, 443)}
+        except (socket.gaierror, UnicodeError) as e:
+            raise ToolError(f"DNS lookup of {host} failed: {e}") from None
+
+    def ok(self, text):
+        ip = ipaddress.ip_address(text)
+        if getattr(ip, "ipv4_mapped", None):
+            ip = ip.ipv4_mapped
+        return ip.is_global or any(ip in net for net in self.allowed)
+
+    def run(self, ws, url):
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), Nowhere())
+        for hop in range(6):
+            scheme = urllib.parse.urlsplit(url).scheme
+            if scheme not in ("http", "https"):
+                raise ToolError(f"{scheme}: is not http or https; refusing {url}")
+            host = urllib.parse.urlsplit(url).hostname
+            bad = sorted(a for a in self.addresses(host) if not self.ok(a))
+            if bad:
+                raise ToolError(f"{host} points to {', '.join(bad)} (this machine or a private network)")
+            try:
+                response = opener.open(url, timeout=8)
+            except urllib.error.HTTPError as e:
+                if 300 <= e.code < 400 and e.code not in (300, 304, 305, 306):
+                    url = urllib.parse.urljoin(url, e.headers.get("Location") or url)
+                    continue
+                raise ToolError(f"status {e.code}: {e.reason}") from None
+            except urllib.error.URLError as e:
+                raise ToolError(f"{url}: {e.reason}") from None
+            except socket.timeout:
+                raise ToolError(f"{url}: timeout") from None
+            with response:
+                if response.headers.get_content_maintype() != "text" and \\
+                        response.headers.get_content_type() not in ("application/json", "application/xml"):
+                    raise ToolError(f"{url} is {response.headers.get_content_type()}, not a text page")
+                chunks, size = [], 0
+                while size <= 18_000:
+                    try:
+                        chunk = response.read(min(8192, 18_001 - size))
+                    except socket.timeout:
+                        raise ToolError(f"{url}: timeout while reading") from None
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
+                data = b"".join(chunks)
+                text = data[:18_000].decode(response.headers.get_content_charset() or "utf-8", "replace")
+            if len(data) > 18_000:
+                text += "\\n(cut: the page is longer than 18,000 characters)"
+            return text
+        raise ToolError("too many redirects (more than 5)")
+
+
+class Nowhere(urllib.request.HTTPRedirectHandler):
+    def http_error_302(self, req, fp, code, msg, headers):
+        return None  # urllib then raises HTTPError: the tool decides
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+"""],
+    "ch10.budget": ["""
+import threading
+from corecoder.cli.pricing import cost_of, price_for
+from corecoder.messages import ModelError
+
+class Budget:  # its own sum with cost_of and price_for, no Ledger; a lock; the model's name taken through __getattr__
+    def __init__(self, llm, prices, cap):
+        self._llm, self._prices, self._cap = llm, prices, cap
+        self._spent = 0.0
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name):
+        return getattr(self._llm, name)  # model, and anything else the wrapped model has
+
+    def chat(self, messages, tools=None, emit=None):
+        with self._lock:
+            if self._spent >= self._cap:
+                raise ModelError(f"spending cap of {self._cap} USD reached: {self._spent} USD spent")
+        reply = self._llm.chat(messages, tools, emit)
+        price = price_for(self._llm.model, self._prices)
+        if reply.usage is not None and price is not None:
+            with self._lock:
+                self._spent += cost_of(reply.usage, price)
+        return reply
+""", """
+from corecoder.cli.pricing import Ledger
+from corecoder.messages import ModelError
+
+class Budget:  # the model's name copied once; a ModelError of its own; the test written as what is left
+    def __init__(self, llm, prices, cap):
+        self.llm = llm
+        self.model = llm.model
+        self.cap = cap
+        self.ledger = Ledger(prices)
+
+    def left(self):
+        return self.cap - self.ledger.known_cost
+
+    def chat(self, messages, tools, emit):
+        if self.left() <= 0:
+            raise BudgetReached(f"budget reached: {self.ledger.summary()} (cap ${self.cap:.2f})")
+        reply = self.llm.chat(messages, tools, emit)
+        if reply.usage is not None:
+            self.ledger.add(self.model, reply.usage)
+        return reply
+
+
+class BudgetReached(ModelError):
+    '''The run's cap is spent.'''
+""", """
+from decimal import Decimal
+from corecoder.cli.pricing import cost_of
+from corecoder.messages import ModelError
+
+class Budget:  # counts in Decimal, forwards whatever chat is given, and says the cap in cents
+    def __init__(self, llm, prices, cap):
+        self.inner = llm
+        self.price = prices.get(llm.model)
+        self.cap = Decimal(str(cap))
+        self.spent = Decimal(0)
+
+    model = property(lambda self: self.inner.model)
+
+    def chat(self, *args, **kwargs):
+        if self.spent >= self.cap:
+            raise ModelError(f"stopped: {self.spent * 100:.1f} cents spent, the cap is {self.cap * 100:.1f}")
+        reply = self.inner.chat(*args, **kwargs)
+        if reply.usage and self.price:
+            self.spent += Decimal(str(cost_of(reply.usage, self.price)))
+        return reply
 """],
 }
 

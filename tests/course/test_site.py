@@ -219,7 +219,8 @@ def search(site: Path, lang: str, query: str) -> set[str]:
 
 
 @pytest.mark.parametrize("query", ["智能体", "工具调用", "原子写入", "工作区", "本地回环服务器", "服务商",
-                                   "上下文窗口", "提示词缓存", "进程组", "执行器", "委派", "钩子"])
+                                   "上下文窗口", "提示词缓存", "进程组", "执行器", "委派", "钩子", "会话日志",
+                                   "消融实验"])
 def test_a_chinese_query_finds_the_chinese_chapter(site, query):
     using = {f"{name}/" for name in CHAPTERS if query in markdown_of(notebook(name, "zh"))}
     assert using, f"no Chinese chapter uses {query}"

@@ -14,12 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corecoder import Agent, ScriptedLLM, check_history
+from corecoder import Agent, FunctionLLM, ScriptedLLM, build_agent, check_history
 from corecoder.context import Compactor
 from corecoder.events import Finished
-from corecoder.messages import ToolCall, assistant, tool_result, user
+from corecoder.executor import RunInParallel
+from corecoder.messages import INTERRUPTED, Reply, ToolCall, Usage, assistant, tool_result, user
 from corecoder.session import CUT_SHORT, SessionError, SessionLog, list_sessions, load, repair, session_path
-from helpers import Echo, call, run_and_kill
+from corecoder.testing import ScriptServer
+from corecoder.tool import Tool
+from helpers import Boom, Echo, call, corecoder, environment, run_and_kill
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -235,6 +238,230 @@ def test_two_writers_whose_call_ids_collided_resume_up_to_the_last_legal_turn(tm
     assert load(tmp_path, "both")[0] == agent.messages  # what came after the cut is kept too
 
 
+# --- damaged records: skipped and said, never a traceback; the history handed back is legal --------------
+
+
+def message(m):
+    return {"type": "message", "message": m}
+
+
+def session_file(home, *lines, meta=None):
+    """A session file as a hand edit or a bad disk might leave it: its meta line, the user's question, then
+    `lines` (records, or raw text)."""
+    path = Path(home, "sessions", "odd.jsonl")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [meta or {"type": "meta", "id": "odd", "model": "scripted"}, message(user("go")), *lines]
+    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines))
+    return path
+
+
+def resumed(home):
+    """What each way in makes of the file "odd": `load`'s history is legal, /sessions lists it as damaged,
+    and a resume carries on (the scripted model refuses any request the API would). Returns what load said."""
+    messages, meta = load(home, "odd")
+    check_history(messages)
+    (row,) = [row for row in list_sessions(home) if row.id == "odd"]
+    assert row.preview.startswith("[damaged: ")
+    told = []
+    agent = make(home, ["carried on"])
+    log = SessionLog(home, "odd", resume=True, on_error=told.append).attach(agent)
+    assert agent.chat("and now?") == "carried on"
+    log.close()
+    assert load(home, "odd")[0] == agent.messages
+    assert told == [f"session odd: {problem}: skipped, the rest is resumed" for problem in meta["damaged"]]
+    return messages, meta
+
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "echo", "arguments": "{}"}}
+REFUSED_CALLS = {  # an assistant's tool_calls the chat API would refuse
+    "a number": 5, "a string": "c1", "a dict": CALL, "a list of non-dicts": [1, "c1"], "an empty list": [],
+    "an id that is a list": [{**CALL, "id": ["c1"]}], "an id that is a dict": [{**CALL, "id": {"id": "c1"}}],
+    "an id that is a number": [{**CALL, "id": 1}], "no id": [{k: v for k, v in CALL.items() if k != "id"}],
+    "an empty id": [{**CALL, "id": ""}], "a function that is text": [{**CALL, "function": "echo"}],
+    "arguments that are an object": [{**CALL, "function": {"name": "echo", "arguments": {}}}],
+    "another type": [{**CALL, "type": "tool"}],
+}
+
+
+@pytest.mark.parametrize("calls", REFUSED_CALLS.values(), ids=REFUSED_CALLS)
+def test_an_assistant_message_whose_calls_the_api_would_refuse_is_skipped_and_said(tmp_path, calls):
+    session_file(tmp_path, message({"role": "assistant", "content": "", "tool_calls": calls}),
+                 message(tool_result("c1", "its result")), message(assistant("still here")))
+    messages, meta = resumed(tmp_path)
+    assert messages == [user("go"), assistant("still here")]  # its result, answering nothing now, went too
+    assert meta["damaged"] == ["line 3 is a malformed message record"]
+
+
+@pytest.mark.parametrize("call_id", [["c1"], {"id": "c1"}, 1, "", None], ids=["list", "dict", "number", "empty",
+                                                                               "missing"])
+def test_a_tool_result_whose_call_id_is_not_text_is_skipped_and_its_call_answered_as_cut_short(tmp_path,
+                                                                                              call_id):
+    result = {"role": "tool", "content": "its result", **({"tool_call_id": call_id} if call_id is not None else {})}
+    session_file(tmp_path, message(assistant("", [ToolCall("c1", "echo", "{}")])), message(result))
+    messages, meta = resumed(tmp_path)
+    assert messages[2:] == [tool_result("c1", CUT_SHORT)]
+    assert meta["damaged"] == ["line 4 is a malformed message record"]
+
+
+REFUSED = {  # messages the chat API answers with a 400, in this request and every later one
+    "content that is an object": {"role": "user", "content": {"text": "hi"}},
+    "content that is a number": {"role": "user", "content": 42},
+    "no content": {"role": "user"},
+    "a field the API does not know": {"role": "user", "content": "hi", "mood": "curious"},
+    "a field of another role": {"role": "assistant", "content": "hi", "tool_call_id": "c1"},
+    "reasoning that is not text": {"role": "assistant", "content": "hi", "reasoning_content": ["think"]},
+    "a role the API does not know": {"role": "wizard", "content": "hi"},
+}
+
+
+@pytest.mark.parametrize("refused", REFUSED.values(), ids=REFUSED)
+def test_a_message_the_api_would_refuse_never_reaches_the_history(tmp_path, refused):
+    session_file(tmp_path, message(refused), {"type": "history", "messages": [user("go"), refused]},
+                 {"type": "history", "messages": 5}, message(assistant("still here")))
+    messages, meta = resumed(tmp_path)
+    assert messages == [user("go"), assistant("still here")]
+    assert meta["damaged"] == ["line 3 is a malformed message record", "line 4 is a malformed history record",
+                               "line 5 is a malformed history record"]
+
+
+@pytest.mark.parametrize("model", [5, ["gpt-4o"], {"name": "gpt-4o"}], ids=["number", "list", "dict"])
+def test_a_model_that_is_not_text_is_taken_as_absent_and_said(tmp_path, model):
+    session_file(tmp_path, meta={"type": "meta", "id": "odd", "model": model})
+    _, meta = resumed(tmp_path)
+    assert meta["model"] is None and meta["damaged"] == ["line 1 is a meta record whose model is not text"]
+    session_file(tmp_path, {"type": "model", "model": "second"}, {"type": "model", "model": model})
+    _, meta = resumed(tmp_path)
+    assert meta["model"] == "second"  # the one last named
+    assert meta["damaged"] == ["line 4 is a model record whose model is not text"]
+
+
+def test_a_meta_record_gives_its_text_fields_only_never_the_todos_or_the_token_counts(tmp_path):
+    todos = [{"content": "ship it", "status": "pending"}]
+    session_file(tmp_path, {"type": "todos", "todos": todos}, {"type": "usage", "model": "m", "usage": {}},
+                 {"type": "meta", "todos": [], "usage": 7, "damaged": "no"},
+                 meta={"type": "meta", "id": ["odd"], "created": 2026, "cwd": {"path": "/"}, "model": "m"})
+    _, meta = resumed(tmp_path)
+    assert meta == {"id": "odd", "created": None, "cwd": None, "model": "m", "todos": todos,
+                    "usage": [("m", Usage())],
+                    "damaged": [f"line 1 is a meta record whose {key} is not text" for key in ("id", "created", "cwd")]}
+
+
+def test_the_command_resumes_a_session_whose_meta_fields_are_of_the_wrong_kind(tmp_path):
+    session_file(tmp_path / "home", meta={"type": "meta", "id": "odd", "model": {"name": "gpt-4o"}, "cwd": 5,
+                                          "todos": "all of them", "usage": 7})
+    with ScriptServer(["carried on"]) as server:
+        run = corecoder("-p", "and now?", "--resume", "odd", cwd=tmp_path, env=environment(server, tmp_path / "home"))
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert "carried on" in run.stdout
+    assert "line 1 is a meta record whose model is not text: skipped, the rest is resumed" in run.stderr
+    assert server.requests[0]["body"]["model"] == "scripted"  # the model the environment names
+
+
+DEEP = '{"type": "message", "message": ' + "[" * 100_000  # json.loads raises RecursionError, not ValueError
+
+
+def test_a_line_nested_too_deep_to_read_is_skipped_and_said_even_as_the_last_line(tmp_path):
+    session_file(tmp_path, DEEP, message(assistant("still here")))
+    messages, meta = resumed(tmp_path)
+    assert messages == [user("go"), assistant("still here")]
+    assert meta["damaged"] == ["line 3 is nested too deep to read"]
+    path = session_file(tmp_path, message(assistant("still here")), DEEP)  # last, and without its newline
+    assert load(tmp_path, "odd")[1]["damaged"] == ["line 4 is nested too deep to read"]
+    resumed(tmp_path)  # appending after it: no torn line of ours, so it is kept, and still said
+    assert DEEP.encode() + b"\n" in path.read_bytes()
+
+
+def test_token_counts_and_todos_of_the_wrong_kind_are_skipped_and_said(tmp_path):
+    session_file(tmp_path, '{"type": "usage", "model": "m", "usage": {"prompt_tokens": 1e999}}',
+                 {"type": "todos", "todos": [{"content": "x", "status": ["done"]}]})
+    _, meta = resumed(tmp_path)
+    assert (meta["usage"], meta["todos"]) == ([], [])
+    assert meta["damaged"] == ["line 3 is a malformed usage record", "line 4 is a malformed todos record"]
+
+
+# --- a reply's calls are on disk before they run -----------------------------------------------------------
+
+
+class Peek(Tool):
+    """Looks, while it runs, at what a resume would make of the session: as if the process died now."""
+
+    name = "peek"
+    description = "Look."
+    parameters = {"type": "object", "properties": {}}
+
+    def __init__(self, home):
+        self.home, self.seen = home, []
+
+    def run(self, ws):
+        self.seen.append(load(self.home, "mine")[0])
+        return "looked"
+
+
+@pytest.mark.parametrize("executor", [None, RunInParallel()], ids=["in order", "at once"])
+def test_a_reply_is_on_disk_before_its_calls_run_so_a_crash_mid_call_resumes_them_as_cut_short(tmp_path,
+                                                                                             executor):
+    peek = Peek(tmp_path)
+    script = [{"text": "Let me look.", "tool_calls": [call("peek"), call("peek")]}, "done"]
+    agent = Agent(ScriptedLLM(script), tools=[peek], cwd=tmp_path, executor=executor)
+    log = SessionLog(tmp_path, "mine").attach(agent)
+    agent.chat("go")
+    reply = agent.messages[1]
+    ids = [c["id"] for c in reply["tool_calls"]]
+    assert peek.seen == [[user("go"), reply, *(tool_result(i, CUT_SHORT) for i in ids)]] * 2
+    assert [r["type"] for r in records(log.path)] == ["meta"] + ["message"] * 5  # each message written once
+    assert load(tmp_path, "mine")[0] == agent.messages
+
+
+def test_a_call_the_user_interrupts_is_on_disk_once_with_its_interrupted_result(tmp_path):
+    agent = Agent(ScriptedLLM([{"tool_calls": [call("boom", kind="interrupt")]}]), tools=[Boom()], cwd=tmp_path)
+    log = SessionLog(tmp_path).attach(agent)
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    assert load(tmp_path, log.id)[0] == agent.messages and agent.messages[-1]["content"] == INTERRUPTED
+    assert [r["type"] for r in records(log.path)] == ["meta"] + ["message"] * 3
+
+
+def test_a_reply_that_keeps_its_reasoning_is_written_early_as_the_loop_adds_it(tmp_path):
+    llm = ScriptedLLM([Reply("Let me look.", [ToolCall("c1", "echo", '{"text": "a"}')], "hmm", keep_reasoning=True),
+                       "done"])
+    llm.keep_reasoning = True  # as the client is for DeepSeek and Kimi
+    agent = Agent(llm, tools=[Echo()], cwd=tmp_path)
+    log = SessionLog(tmp_path).attach(agent)
+    agent.chat("go")
+    assert agent.messages[1]["reasoning_content"] == "hmm"
+    assert [r["type"] for r in records(log.path)] == ["meta"] + ["message"] * 4
+    assert load(tmp_path, log.id)[0] == agent.messages
+
+
+class Unstreamed(ScriptedLLM):
+    def chat(self, messages, tools=None, emit=None):
+        return super().chat(messages, tools)  # shows nothing as it arrives: the early copy has no text
+
+
+def test_a_reply_other_than_the_one_written_early_is_restated_never_doubled(tmp_path):
+    agent = Agent(Unstreamed([{"text": "Let me look.", "tool_calls": [call("echo", text="a")]}, "done"]),
+                  tools=[Echo()], cwd=tmp_path)
+    log = SessionLog(tmp_path).attach(agent)
+    agent.chat("go")
+    assert [r["type"] for r in records(log.path)].count("history") == 1
+    assert load(tmp_path, log.id)[0] == agent.messages
+
+
+def test_a_sub_agents_calls_run_by_the_shared_executor_are_not_the_sessions(tmp_path):
+    def model(messages, tools):
+        if messages[1]["content"] == "task:look":  # the worker: one call, then its report
+            return {"tool_calls": [call("read_file", path="secret-of-the-worker.md")]} if len(messages) == 2 \
+                else "report"
+        return {"tool_calls": [call("agent", task="task:look")]} if len(messages) == 2 else "done"
+
+    agent = build_agent(FunctionLLM(model), tmp_path)
+    log = SessionLog(tmp_path / "home").attach(agent)
+    assert agent.chat("look around") == "done"
+    assert "secret-of-the-worker" not in log.path.read_text()
+    assert [r["type"] for r in records(log.path)] == ["meta"] + ["message"] * 4
+    assert load(tmp_path / "home", log.id)[0] == agent.messages
+
+
 def test_list_sessions_newest_first_with_count_and_preview(tmp_path):
     ids = []
     for n, text in enumerate(["first   task\nwith lines", "second"]):
@@ -313,6 +540,7 @@ class _Quiet:
     messages = [user("hi")]
     llm = type("M", (), {"model": "m"})()
     workspace = type("W", (), {"cwd": "/", "todos": []})()
+    executor = None  # never run: the log wraps it, to write a reply before its calls run
 
     def subscribe(self, fn):
         return fn
@@ -357,17 +585,23 @@ def test_fuzzed_ids_never_reach_outside_the_sessions_dir(world, monkeypatch, ses
 # --- kill -9 ---------------------------------------------------------------------------------------------
 
 WRITER = textwrap.dedent("""
-    import random, sys
+    import random, sys, time
     sys.path.insert(0, sys.argv[2])
     from corecoder import Agent, FunctionLLM
+    from corecoder.executor import RunInParallel
     from corecoder.messages import user
     from corecoder.session import SessionLog
     from corecoder.tool import Tool
+
+    stall = sys.argv[3:]  # "in order" or "at once": the first call says "go" and never ends, so the kill lands in it
 
     class Big(Tool):
         name = "big"
         parameters = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
         def run(self, ws, n):
+            if stall:
+                print("go", flush=True)
+                time.sleep(60)
             return str(n) * random.randint(1, 300_000)  # long lines: a kill can land in the middle of one
 
     class Squash:  # every few rounds the history is replaced, as compaction does
@@ -383,9 +617,10 @@ WRITER = textwrap.dedent("""
         n = len(messages)
         return {"tool_calls": [{"name": "big", "arguments": {"n": n}}, {"name": "big", "arguments": {"n": n + 1}}]}
 
-    agent = Agent(FunctionLLM(reply), tools=[Big()], max_rounds=10**6, context=Squash(), cwd=sys.argv[1])
+    agent = Agent(FunctionLLM(reply), tools=[Big()], max_rounds=10**6, context=Squash(), cwd=sys.argv[1],
+                  executor=RunInParallel() if stall == ["at once"] else None)
     log = SessionLog(sys.argv[1], "victim").attach(agent)
-    started = []
+    started = list(stall)  # a stalling writer says "go" from its tool instead
     agent.subscribe(lambda e: log.path.exists() and not started and (started.append(1), print("go", flush=True)))
     while True:
         agent.chat("more")
@@ -411,6 +646,22 @@ def test_kill_9_during_writes_never_leaves_a_session_that_will_not_load(tmp_path
         assert agent.chat("go on") == "resumed"
         assert load(home, "victim")[0] == agent.messages
     print(f"{torn} of {len(homes)} trials were killed mid-line")
+
+
+@pytest.mark.parametrize("executor", ["in order", "at once"])
+def test_kill_9_while_a_tool_runs_resumes_with_the_reply_and_its_calls_answered_as_cut_short(tmp_path, executor):
+    """The loop adds a reply to the history with its results; the log writes it before its calls run."""
+    run_and_kill(WRITER, [str(tmp_path), str(ROOT), executor], 0)
+    messages, meta = load(tmp_path, "victim")
+    check_history(messages)
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool"] and meta["damaged"] == []
+    assert [c["function"]["name"] for c in messages[1]["tool_calls"]] == ["big", "big"]
+    assert [m["content"] for m in messages[2:]] == [CUT_SHORT, CUT_SHORT]
+    agent = make(tmp_path, ["It was cut off."])
+    SessionLog(tmp_path, "victim", resume=True).attach(agent)
+    agent.chat("what happened?")
+    sent = agent.llm.requests[0]["messages"]
+    assert [m["content"] for m in sent if m["role"] == "tool"] == [CUT_SHORT, CUT_SHORT]  # the model is told
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="flock")

@@ -190,7 +190,10 @@ def test_a_file_name_that_is_not_utf8_and_arguments_nested_10000_deep_leave_the_
 
 @pytest.mark.cases(2)
 def test_glob_and_grep_answer_on_a_tree_1200_deep_and_a_pattern_of_many_stars(tmp_path):
-    deep = tmp_path
+    # the home lies outside the tree searched: its session log holds grep's call, needle and all,
+    # before the call runs
+    deep = project = tmp_path / "project"
+    project.mkdir()
     for _ in range(1200):  # one folder at a time: os.makedirs itself recurses
         deep = deep / "d"
         deep.mkdir()
@@ -199,10 +202,10 @@ def test_glob_and_grep_answer_on_a_tree_1200_deep_and_a_pattern_of_many_stars(tm
     script = [call("glob", pattern=stars), call("grep", pattern="needle"), "done"]
     try:
         with ScriptServer(script) as server:
-            run = corecoder("-p", "hi", cwd=tmp_path, env=environment(server, tmp_path / "home"))
+            run = corecoder("-p", "hi", cwd=project, env=environment(server, tmp_path / "home"))
     finally:  # bottom up: pytest's own clean-up of old runs recurses, and would fail on it
         (deep / "deep.txt").unlink()
-        while deep != tmp_path:
+        while deep != project:
             deep.rmdir()
             deep = deep.parent
     assert run.returncode == 0, run.stderr
