@@ -225,3 +225,15 @@ def test_a_seam_piece_is_listed_as_tested_by_its_exercises_check_not_skipped(tmp
     with speaking("zh"):
         said = your_tests(your_engine(tmp_path))
     assert said == 'ch05.executor      包里没有它自己的测试：检验它的是这道练习的 check("ch05.executor", ...)'
+
+
+def test_a_piece_kept_from_the_engines_own_definition_raises_the_engines_own_errors(tmp_path):
+    """a_learner keeps the references, some of them the engine's own functions: what such a function
+    uses from its module is imported, not copied, or the package's tests, which catch the engine's
+    SessionError, would fail the chapter's own answer (22 of test_session.py's did)."""
+    from corecoder.session import SessionError
+
+    session_path = your_engine(a_learner(tmp_path / "kept", ["ch09.session_path"])).answers[
+        "ch09.session_path"]
+    with pytest.raises(SessionError, match="bad session id"):
+        session_path(tmp_path, "../x")
