@@ -148,14 +148,14 @@ def namespace_of(answer) -> dict:
 
 
 # what a class body of only a docstring and `...` defines (3.13 adds the last two)
-_A_STUBS_NAMES = {"__module__", "__qualname__", "__doc__", "__firstlineno__",
+_EMPTY_BODY = {"__module__", "__qualname__", "__doc__", "__firstlineno__",
                   "__static_attributes__"}
 
 
 def judge(exercise: Exercise, answer, tries: int = 1) -> None:
     """Raise `Hint` at the first input where `answer` and the reference part ways. A class
     whose body is still the notebook's stub (a docstring and `...`) is not written yet."""
-    if isinstance(answer, type) and not set(vars(answer)) - _A_STUBS_NAMES:
+    if isinstance(answer, type) and not set(vars(answer)) - _EMPTY_BODY:
         raise NotImplementedError
     try:
         _judge(exercise, answer, tries)
