@@ -9,17 +9,29 @@ reference, and need a case more, or it is equivalent (it computes the same thing
 otherwise), which the exercise says, with the reason, in its `equivalent` mapping. The table
 in MUTANTS.md is rewritten by `python -m authoring mutants`; a test holds it current, and
 every exercise at 90% or more of its non-equivalent mutants killed.
+
+Working the table out takes minutes, and it can only change when what it is worked out from
+changes: the engine (references and seams run it), the course package (the checkers, the kit),
+this file, the Python and Hypothesis that draw the inputs. The table records a hash of those
+(`sources`); while the hash is the same the test takes the table as it stands, since the same
+sources give the same verdicts on every run (tests/course/test_kit.py shows that too), and
+when it differs the test works the table out again.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
+import hashlib
 import inspect
+import re
+import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import hypothesis
 
 from corecoder_course.checks import CHECKERS, verdict
 from corecoder_course.kit import Exercise, defined, unshrunk
@@ -147,11 +159,30 @@ def declared() -> list[Exercise]:
                   key=lambda c: c.name)
 
 
-def table(scores: list[Score]) -> str:
+def sources(root: Path = ROOT) -> str:
+    """A hash of what a score is worked out from: every file of the engine and of the course
+    package (not Python's caches), this file, and the versions of Python and Hypothesis."""
+    digest = hashlib.sha256()
+    for folder in ("corecoder", "corecoder_course"):
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+    digest.update(Path(__file__).read_bytes())
+    digest.update(f"python {sys.version_info[:2]} hypothesis {hypothesis.__version__}".encode())
+    return digest.hexdigest()[:16]
+
+
+SOURCES = re.compile(r"^Sources: `([0-9a-f]+)`", re.MULTILINE)
+
+
+def table(scores: list[Score], hashed: str = "") -> str:
     lines = ["# Mutation scores of the declared exercises", "",
              "Written by `python -m authoring mutants` (authoring/mutants.py says how); a test",
              "holds it current. Each reference is mutated one change at a time; the exercise's",
              "checker must fail every mutant that is not equivalent to it.", "",
+             f"Sources: `{hashed}` (what the table was worked out from: while their hash is the",
+             "same, the test takes the table as current without working it out again).", "",
              "| exercise | mutants | killed | equivalent | survived | score |",
              "|---|---:|---:|---:|---:|---:|"]
     for s in scores:
@@ -172,6 +203,7 @@ def table(scores: list[Score]) -> str:
 
 
 def write(path: Path = TABLE) -> list[Score]:
+    hashed = sources()  # before: a file changed while the scores are worked out is not taken
     scores = [score(exercise) for exercise in declared()]
-    path.write_text(table(scores), encoding="utf-8")
+    path.write_text(table(scores, hashed), encoding="utf-8")
     return scores
