@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from .events import ToolCallFinished, ToolCallStarted
-from .files import atomic_write
+from .files import atomic_write, in_words
 from .messages import ToolCall
 from .text import shorten, valid_text
 from .tool import Tool, ToolError, problems
@@ -102,6 +102,8 @@ def perform(agent, job: Job, workspace: Workspace) -> str:
             result = bound(str(job.tool.run(workspace, **job.args)), workspace)
         except ToolError as e:
             result, status = f"{job.tool.name} failed: {e}", "failed"
+        except OSError as e:  # a path the system refused: which one, and why, in words
+            result, status = f"{job.tool.name} failed: {in_words(e, show=workspace.show)}", "failed"
         except Exception as e:  # a bug or a surprise in the tool: still just a result
             result, status = f"{job.tool.name} failed: {_error(e)}", "failed"
     # bounded (a refusal or failure quoting a huge argument, say), and never a text that no

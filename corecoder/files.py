@@ -1,16 +1,21 @@
 """Writing files so that a crash never leaves half of one; reading one that can't hang or flood us;
-spotting binary files."""
+spotting binary files; saying what the system refused, and why, in words a model can act on."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import os
 import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
+
+from .text import shorten
 
 
 def atomic_write(path: Path | str, data: bytes | str, *, shared: bool = False) -> str:
@@ -130,15 +135,23 @@ def read_regular(path: Path | str, limit: int = MAX_READ_BYTES, *, head: bool = 
 
     Opened without blocking (a FIFO would wait for a writer that never comes), then checked on
     the open file itself, so a file swapped for a FIFO or a device in between is caught too."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as f:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotARegularFile(f"it is {kind(mode)}, not a regular file")
+    with open_regular(path) as f:
         data = f.read(limit if head else limit + 1)
     if len(data) > limit:
         raise FileTooLarge(f"it has more than {limit:,} bytes, the most read at once")
     return data
+
+
+def open_regular(path: Path | str) -> BinaryIO:
+    """The regular file at `path`, open for reading in binary (read_regular says why this way);
+    NotARegularFile for anything else."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    f = os.fdopen(fd, "rb")
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        f.close()
+        raise NotARegularFile(f"it is {kind(mode)}, not a regular file")
+    return f
 
 
 def kind(mode: int) -> str:
@@ -146,3 +159,68 @@ def kind(mode: int) -> str:
     kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (a named pipe)"),
              (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
     return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+# --- defences: what the system refused, in words. An errno's own text ("File exists", "Not a
+# directory") names neither the path nor the way out; each sentence here names both.
+
+# The most bytes one name in a path may have on the file systems we meet (ext4, APFS, NTFS)
+NAME_MAX = 255
+
+
+def in_words(e: OSError, path: Path | str | None = None, show: Callable = str,
+             doing: str = "use") -> str:
+    """What went wrong with `path` (by default the path the error names), said so that the
+    model knows which path and what to do: "f is a file, not a directory, so f/child.txt can't
+    be inside it", not "File exists". `show` writes a path as the model sees it; `doing` is what
+    was refused ("read", "write to")."""
+    where = path if path is not None else e.filename
+    if where is None:
+        return e.strerror or str(e) or type(e).__name__
+    path = Path(os.fsdecode(where))
+    shown = shorten(show(path), 200)
+    code = e.errno
+    if code in (errno.ENOENT, errno.ENOTDIR) or code == errno.EEXIST and not os.path.isdir(path):
+        return absent(path, show)  # EEXIST: a file in the way of a directory a write makes
+    if code == errno.ENAMETOOLONG:
+        name = max(path.parts, key=lambda part: len(os.fsencode(part)))
+        if len(os.fsencode(name)) > NAME_MAX:
+            return (f"the name {shorten(name, 60)!r} is {len(os.fsencode(name)):,} bytes long, "
+                    f"and a file system takes at most {NAME_MAX} a name: choose a shorter one")
+        return f"the path {shown} is too long for the system: choose a shorter one"
+    forbidden = f"no permission to {doing} {shown} (its mode, or its directory's, forbids it)"
+    said = {
+        errno.EACCES: forbidden,
+        errno.EPERM: forbidden,
+        errno.EISDIR: f"{shown} is a directory, not a file",
+        errno.ELOOP: f"{shown} is a link in a loop of links: following it never reaches a file",
+        errno.ENOSPC: f"the disk that holds {shown} is full",
+        errno.EROFS: f"{shown} is on a read-only file system",
+    }
+    if code in said:
+        return said[code]
+    if code is None:  # ours: "it is a FIFO ...", "it has more than ... bytes"
+        return str(e)
+    return f"the system refused to {doing} {shown}: {e.strerror}"  # a rare errno, as it came
+
+
+def absent(path: Path, show: Callable = str) -> str:
+    """Why nothing is at `path`: the first of its directories, from the root down, that is a
+    file, a symlink to nothing or missing; or else the name itself. (os.path's tests never
+    raise: a name too long or no permission reads as "not there".)"""
+    folder = next((f for f in reversed(path.parents) if not os.path.isdir(f)), None)
+    if folder is None:  # every directory is there: the name is missing, or leads nowhere
+        return dangling(path, show) or f"{show(path)} does not exist"
+    inside = f"so {show(path)} can't be inside it"
+    if dangling(folder, show):
+        return f"{dangling(folder, show)}, {inside}"
+    if os.path.lexists(folder):
+        return f"{show(folder)} is a file, not a directory, {inside}"
+    return f"the directory {show(folder)} does not exist"
+
+
+def dangling(path: Path, show: Callable = str) -> str:
+    """"P is a symlink to T, which does not exist", or "" when `path` is no link to nothing."""
+    if os.path.islink(path) and not os.path.exists(path):
+        return f"{show(path)} is a symlink to {os.readlink(path)}, which does not exist"
+    return ""

@@ -420,7 +420,7 @@ class ExactEditFile(EditFile):
 
     def run(self, ws, path, old_string, new_string, replace_all=False):
         target = ws.resolve(path)
-        text, _ = read_text(target, ws.show(target))
+        text, _ = read_text(target, ws.show)
         if old_string.strip() and not exact(text, old_string, new_string):
             raise ToolError(no_match(text, old_string, ws.show(target)))
         return super().run(ws, path, old_string, new_string, replace_all)

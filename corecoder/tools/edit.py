@@ -16,10 +16,11 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Callable
 from itertools import accumulate, pairwise
 from pathlib import Path
 
-from ..files import atomic_write, looks_binary, read_regular
+from ..files import FileTooLarge, absent, atomic_write, in_words, looks_binary, read_regular
 from ..tool import Tool, ToolError
 from ..workspace import Workspace
 
@@ -59,7 +60,7 @@ class EditFile(Tool):
                             "change.")
         target = ws.resolve(path)
         shown = ws.show(target)
-        text, bom = read_text(target, shown)
+        text, bom = read_text(target, ws.show)
         places = exact(text, old_string, new_string)
         how = ""
         if len(places) > 1 and replace_all:
@@ -76,7 +77,7 @@ class EditFile(Tool):
         try:
             note = atomic_write(target, bom + after)
         except OSError as e:  # read-only, say: nothing was written
-            raise ToolError(f"cannot edit {shown}: {e.strerror or e}") from e
+            raise ToolError(f"cannot edit {shown}: {in_words(e, target, ws.show, 'write')}") from e
         count = f"{len(places)} occurrences at lines" if len(places) > 1 else "1 occurrence at line"
         summary = f"Edited {shown}: replaced {count} {lines_of(text, places)}"
         summary += f" (tolerant match: {how})." if how else "."
@@ -189,8 +190,12 @@ def diff(text: str, after: str, shown: str) -> list[str]:
     return list(difflib.unified_diff(a, b, f"a/{shown}", f"b/{shown}", lineterm=""))
 
 
-def read_text(path: Path, shown: str) -> tuple[str, str]:
-    """The file's text without its BOM, and the BOM ("" if none): a BOM is kept, never matched."""
+def read_text(path: Path, show: Callable) -> tuple[str, str]:
+    """The file's text without its BOM, and the BOM ("" if none): a BOM is kept, never matched.
+    `show` writes a path as the model sees it."""
+    shown = show(path)
+    if not path.parent.is_dir():  # a file, or nothing, where its directory should be
+        raise ToolError(f"cannot edit {shown}: {absent(path, show)}")
     if not path.exists():
         raise ToolError(f"{shown} does not exist. To create a new file, use write_file.")
     if path.is_dir():
@@ -198,8 +203,12 @@ def read_text(path: Path, shown: str) -> tuple[str, str]:
                         "directory).")
     try:
         data = read_regular(path)
+    except FileTooLarge as e:
+        raise ToolError(f"cannot edit {shown}: {e}. edit_file holds the whole file: change this "
+                        "one with bash (sed -i, or a short script); read_file shows it in "
+                        "windows (offset, limit)") from e
     except OSError as e:
-        raise ToolError(f"cannot edit {shown}: {e.strerror or e}") from e
+        raise ToolError(f"cannot edit {shown}: {in_words(e, path, show, 'read')}") from e
     if looks_binary(data):
         raise ToolError(f"{shown} looks like a binary file; edit_file only edits text files.")
     try:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import regex
 
-from ..files import kind, looks_binary, read_regular
+from ..files import in_words, kind, looks_binary, read_regular
 from ..text import marker, shorten
 from ..tool import Tool, ToolError
 from ..workspace import Workspace
@@ -190,7 +190,8 @@ class Grep(Tool):
         if not matches:
             searched = f"files searched: {scanned}"
             searched += f", binary files skipped: {binary}" if binary else ""
-            searched += f", not regular or too large: {skipped}" if skipped else ""
+            searched += (f", not regular or too large: {skipped} (bash's grep -n searches a "
+                         "file of any size)") if skipped else ""
             so_far = " before it stopped" if stopped else ""
             matches = [f"no matches for {pattern!r} in {ws.show(root)}{so_far} ({searched})"]
         return "\n".join(matches + ([f"({stopped})"] if stopped else []))
@@ -351,8 +352,10 @@ def _is_dir(entry: os.DirEntry) -> bool:
 
 def search_root(ws: Workspace, path: str | None) -> Path:
     root = ws.resolve(path or ".")
-    if not root.exists():
-        raise ToolError(f"no such file or directory: {ws.show(root)}")
+    try:
+        root.stat()
+    except OSError as e:  # missing, under a file, a symlink to nothing, a name too long
+        raise ToolError(in_words(e, root, ws.show, "search")) from None
     return root
 
 

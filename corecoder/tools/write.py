@@ -7,7 +7,7 @@ is written and the link stays a link.
 
 from __future__ import annotations
 
-from ..files import atomic_write
+from ..files import atomic_write, in_words
 from ..tool import Tool, ToolError
 from ..workspace import Workspace
 
@@ -40,7 +40,7 @@ class WriteFile(Tool):
         try:
             note = atomic_write(target, content, shared=True)
         except OSError as e:  # e.g. a parent "directory" that is a file, or no permission
-            raise ToolError(f"cannot write {shown}: {e.strerror or e}") from e
+            raise ToolError(f"cannot write {shown}: {in_words(e, target, ws.show, 'write')}") from e
         size = len(content.encode("utf-8"))
         lines = count_lines(content)
         done = (f"{verb} {shown}: {lines} line{'' if lines == 1 else 's'} "

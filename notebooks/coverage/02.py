@@ -33,7 +33,14 @@ skip = [
      "files.py": "_umask UMASK refuse_to_replace STALE_AFTER remove_stale"},
     {"why": ("reading without hanging on a FIFO or flooding on a huge file: a defence the "
              "experiments of section 6 run through read_bytes, not an idea of its own"),
-     "files.py": "MAX_READ_BYTES CONFIG_LIMIT NotARegularFile FileTooLarge read_regular kind"},
+     "files.py": ("MAX_READ_BYTES CONFIG_LIMIT NotARegularFile FileTooLarge read_regular "
+                  "open_regular kind")},
+    {"why": ("a path the system refused, in words (which path, and why): perform and the tools "
+             "say it through in_words, whose docstring is the idea; section 5 names it"),
+     "files.py": "NAME_MAX in_words absent dangling"},
+    {"why": ("a file past MAX_READ_BYTES read line by line, never whole: section 6 names "
+             "streamed beside run, and its docstring says the rest"),
+     "tools/read.py": "streamed HEAD_BYTES PIECE_BYTES skip_lines line_heads cut"},
     {"why": ("text no request can carry (a file name that is not UTF-8): perform calls it, and its "
              "docstring is the whole idea"),
      "text.py": "valid_text _escaped"},

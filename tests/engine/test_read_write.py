@@ -7,6 +7,8 @@ import re
 import stat
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corecoder import Agent, ScriptedLLM
 from corecoder.tool import ToolError, problems
@@ -170,6 +172,53 @@ def test_a_window_always_shows_at_least_one_line_however_small_the_budget(tmp_pa
     out = read(tmp_path, "a.txt", offset=2)
     assert out.split("\n")[0].startswith("     2\tzzz")
     assert out.split("\n")[-1] == "(lines 2-2 of 3; use offset=3 to read on)"
+
+
+# --- read_file: a file past what is read at once ---------------------------------------------
+
+# What each line of a file may be made of: CRLF and lone CRs, a BOM, bytes that are not UTF-8,
+# characters of one to four bytes, and lines past MAX_LINE_CHARS of both kinds.
+PIECES = [b"a", "\u00e9".encode(), "\u4e16".encode(), b"\r", b"\n", b"\r\n", b"\xef\xbb\xbf",
+          b"\xff", b"\t", b"x" * 3000, "\U0001F600".encode() * 2100]
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.lists(st.sampled_from(PIECES), max_size=30).map(b"".join),
+       offset=st.integers(1, 40), limit=st.integers(1, 40))
+def test_a_file_too_big_to_read_at_once_shows_the_same_window_streamed(tmp_path_factory, data,
+                                                                       offset, limit):
+    """Streamed, line by line, a file shows the lines, numbers, cuts and offset to read on that
+    the file read whole shows; only its line count, which would mean reading it all, is left
+    out for the size in bytes."""
+    root = tmp_path_factory.mktemp("big")
+    (root / "f.txt").write_bytes(data)
+
+    def answer() -> str:
+        try:
+            return ReadFile().run(Workspace(cwd=root), "f.txt", offset, limit)
+        except ToolError as e:
+            return f"refused: {e}"
+
+    whole = answer()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(read_module, "MAX_READ_BYTES", -1)
+        streamed = answer()
+    if whole.startswith("f.txt is empty"):
+        return  # a file past what is read at once has a line at least
+    assert streamed.split("\n")[:-1] == whole.split("\n")[:-1]
+    more = re.search(r"use offset=(\d+)", whole)
+    assert streamed.split("\n")[-1] == (
+        f"(lines {offset}-{int(more[1]) - 1} of a file of {len(data):,} bytes, too big to count "
+        f"its lines; use offset={more[1]} to read on)" if more else whole.split("\n")[-1])
+
+
+def test_offsets_past_the_end_of_a_streamed_file_are_refused_with_its_line_count(tmp_path,
+                                                                                  monkeypatch):
+    monkeypatch.setattr(read_module, "MAX_READ_BYTES", -1)
+    (tmp_path / "a.log").write_text("one\ntwo\nthree")  # a last line without a newline counts
+    with pytest.raises(ToolError, match="offset 5 is past the end: a.log has 3 lines"):
+        read(tmp_path, "a.log", offset=5)
+    assert read(tmp_path, "a.log", offset=3) == "     3\tthree\n(end of file, 3 lines)"
 
 
 # --- read_file: what is not plain UTF-8 text -------------------------------------------------

@@ -102,6 +102,13 @@ ROWS = {
                "session damaged midway; braces past the bound; glob past entries it cannot stat or "
                "list; grep stopped inside a file and by a real Ctrl+C; replace_all 300,000 times in "
                "6.5 MB; a 2 MB write_file in a 32k window; a reply kept alive or trickled"),
+    "huge": ("Files too big to read at once",
+             "a log of 100 MB read at its first and last lines, a minified line of 100 MB, in "
+             "bounded memory; edit_file on a file past the limit"),
+    "paths": ("Paths the system refuses, in words",
+              "generated paths under a file, under a missing directory, through or under a "
+              "symlink to nothing, with a name past 255 bytes, a FIFO, a device, each through "
+              "read, write, edit, glob and grep; every errno the words cover, said with its path"),
 }
 RESULTS = HERE / "RESULTS.md"
 
