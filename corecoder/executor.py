@@ -53,8 +53,6 @@ class RunInParallel:
                            for job, fork in zip(jobs, forks, strict=True) if job.refusal is None}
                 for future in as_they_finish(futures, agent.workspace.cancelled, pressed):
                     results[futures[future].call.id] = future.result()
-                if pressed.is_set():  # pressed as the last call finished: the turn stops still
-                    raise KeyboardInterrupt
             except BaseException:
                 for fork in forks:  # Ctrl+C: running calls stop (bash kills its process group)
                     fork.cancelled.set()
@@ -83,11 +81,14 @@ class RunInParallel:
 def as_they_finish(futures, *stops: threading.Event) -> Iterator[Future]:
     """Each future as it completes, waking often to look at `stops`: the Ctrl+C that
     `ctrl_c_noted` caught, or, for a sub-agent's batch off the main thread, the parent's
-    `cancelled`. Any of them set raises KeyboardInterrupt here, between two waits."""
+    `cancelled`. Any of them set raises KeyboardInterrupt here, between two waits, and after
+    the last: a Ctrl+C pressed as the last one finished still stops the turn."""
     pending = set(futures)
-    while pending:
+    while True:
         if any(stop.is_set() for stop in stops):
             raise KeyboardInterrupt
+        if not pending:
+            return
         done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
         yield from done
 

@@ -145,11 +145,27 @@ def test_a_real_ctrl_c_during_a_batch_stops_the_turn_and_puts_pythons_handler_ba
     import os
     import signal
 
-    turns = [{"tool_calls": [call("sleepy", seconds=1.0, tag="slow"), call("sleepy", seconds=0.0, tag="quick")]}]
-    agent = Agent(ScriptedLLM(turns), [Sleepy()], cwd=tmp_path, executor=RunInParallel())
+    started, quick_done = threading.Event(), threading.Event()
+
+    class Held(Tool):  # runs until the user stops it (a minute at most)
+        name, description, parameters = "held", "held", {"type": "object", "properties": {}}
+
+        def run(self, ws):
+            started.set()
+            ws.cancelled.wait(60)
+            return "held"
+
+    turns = [{"tool_calls": [call("held"), call("sleepy", seconds=0.0, tag="quick")]}]
+    agent = Agent(ScriptedLLM(turns), [Held(), Sleepy()], cwd=tmp_path, executor=RunInParallel())
     noted = []  # the SIGINT handler in place as each call finishes
     agent.subscribe(lambda e: isinstance(e, ToolCallFinished) and noted.append(signal.getsignal(signal.SIGINT)))
-    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    agent.subscribe(lambda e: isinstance(e, ToolCallFinished) and e.call.name == "sleepy" and quick_done.set())
+
+    def ctrl_c():  # once the held call runs and the quick one has finished: no clock decides
+        assert started.wait(60) and quick_done.wait(60)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=ctrl_c, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         agent.chat("go")
     check_history(agent.messages)

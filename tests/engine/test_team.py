@@ -162,13 +162,21 @@ def test_ctrl_c_stops_the_workers_too(tmp_path):
     import os
     import signal
 
+    working = {"a": threading.Event(), "b": threading.Event()}  # by task, "task:" taken off
+
     def worker(task, messages, tools):  # each worker writes a file a round, forever
         n = sum(1 for m in messages if m["role"] == "tool")
+        if n:  # a round of its own has run
+            working[task].set()
         return {"tool_calls": [{"name": "bash", "arguments": {"command": f"sleep 0.2; touch {task}_{n}"}}]}
+
+    def ctrl_c():  # the user presses Ctrl+C once both workers are at work: no clock decides
+        assert all(event.wait(60) for event in working.values())
+        os.kill(os.getpid(), signal.SIGINT)
 
     tasks = [{"name": "a", "task": "task:a"}, {"name": "b", "task": "task:b"}]
     agent = build_agent(FunctionLLM(Model(delegate(tasks=tasks), worker)), tmp_path)
-    threading.Timer(0.7, os.kill, (os.getpid(), signal.SIGINT)).start()  # the user presses Ctrl+C
+    threading.Thread(target=ctrl_c, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         agent.chat("go")
     check_history(agent.messages)
@@ -182,9 +190,17 @@ def test_a_reply_that_reaches_a_worker_after_ctrl_c_runs_none_of_its_calls(tmp_p
     import os
     import signal
 
+    asked, back, replied = threading.Event(), threading.Event(), threading.Event()
+
     def worker(task, messages, tools):  # the reply is on its way when the user presses Ctrl+C
-        time.sleep(0.8)
+        asked.set()
+        assert back.wait(60)  # and arrives once the user is back at the prompt
+        replied.set()
         return {"tool_calls": [{"name": "write_file", "arguments": {"path": "late.txt", "content": "x"}}]}
+
+    def ctrl_c():
+        assert asked.wait(60)
+        os.kill(os.getpid(), signal.SIGINT)
 
     class Asked(Gate):  # a consent question, say: never asked while the user is at the prompt
         def __init__(self):
@@ -195,10 +211,12 @@ def test_a_reply_that_reaches_a_worker_after_ctrl_c_runs_none_of_its_calls(tmp_p
 
     agent = build_agent(FunctionLLM(Model(delegate(task="task:write"), worker)), tmp_path)
     agent.gates.append(gate := Asked())
-    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    threading.Thread(target=ctrl_c, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         agent.chat("go")
-    time.sleep(1.0)  # past the moment the reply arrived
+    back.set()
+    assert replied.wait(60)
+    time.sleep(1.0)  # past the moment the reply arrived: had its call run, late.txt would be there
     assert not (tmp_path / "late.txt").exists() and gate.asked == ["agent"]
 
 
