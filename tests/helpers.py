@@ -9,6 +9,7 @@ import hashlib
 import os
 import re
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -84,10 +85,24 @@ def environment(server: ScriptServer | None, home: Path, **extra) -> dict:
     pseudo-terminal a test opens."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")
            and not k.startswith(("OPENAI_", "CORECODER_")) and not k.endswith("_API_KEY")}
-    env.update(CORECODER_HOME=str(home), **extra)
+    # a child that hangs can be asked where (SIGABRT: every thread's stack, on its stderr)
+    env.update(CORECODER_HOME=str(home), PYTHONFAULTHANDLER="1", **extra)
     if server is not None:
         env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="x", CORECODER_MODEL="scripted")
     return env
+
+
+def ended(proc: subprocess.Popen, timeout: float) -> tuple[str, str]:
+    """What the command printed once it ended, stdout and stderr; if it has not ended within
+    `timeout`, a failure that shows where each of its threads stood (PYTHONFAULTHANDLER, set by
+    `environment`), instead of a bare timeout."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        _, err = proc.communicate(timeout=30)
+        raise AssertionError(f"still running after {timeout} s; where its threads were:\n"
+                             f"{err[-8000:]}") from None
 
 
 def corecoder(*args, cwd: Path, env: dict, **kwargs) -> subprocess.CompletedProcess:

@@ -33,7 +33,7 @@ from corecoder.session import SessionLog
 from corecoder.testing import ScriptServer
 from corecoder.tools import ReadFile, WriteFile
 from corecoder.workspace import Workspace
-from helpers import Boom, Echo, corecoder, environment, read_until
+from helpers import Boom, Echo, corecoder, ended, environment, read_until
 
 ANSWER = SCRIPT[-1]
 BUGGY = "    return sum(values) / (len(values) - 1)"
@@ -140,7 +140,7 @@ def test_ctrl_c_during_a_tool_call_exits_130(tmp_path):
             assert line, seen
             seen += line
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=50)
+        out, err = ended(proc, timeout=50)
     assert proc.returncode == 130, seen + err
     assert time.monotonic() - started < 30  # the sleep was cut short, not waited out
     assert "interrupted" in err and "Traceback" not in err

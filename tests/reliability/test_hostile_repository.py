@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from corecoder.testing import ScriptServer
-from helpers import corecoder, environment, read_until, terminal
+from helpers import corecoder, ended, environment, read_until, terminal
 
 pytestmark = pytest.mark.row("hostile")
 
@@ -299,7 +299,7 @@ def test_a_running_command_is_killed_when_the_agent_is_ended(tmp_path, signals, 
         for sig in signals:
             proc.send_signal(sig)
             time.sleep(gap)
-        _, stderr = proc.communicate(timeout=20)
+        _, stderr = ended(proc, timeout=20)
     assert proc.returncode == 128 + signals[0], stderr
     assert "Exception ignored" not in stderr and "Traceback" not in stderr
     deadline = time.monotonic() + 5
