@@ -127,6 +127,11 @@ def streamed(target: Path, shown: str, offset: int, limit: int) -> str:
     so memory holds one window, never the file. The lines after the window are not counted
     (that would read them all), so its last line gives the file's size and where to read on."""
     size, window, chars = target.stat().st_size, [], 0
+
+    def read_on(at: int) -> str:  # the window, and where the file goes on
+        return "\n".join([*window, f"(lines {offset}-{at - 1} of a file of {size:,} bytes, too "
+                                   f"big to count its lines; use offset={at} to read on)"])
+
     with open_regular(target) as f:
         if looks_binary(f.read(8192)):
             raise ToolError(f"{shown} is a binary file ({size:,} bytes); read_file shows text only")
@@ -134,12 +139,14 @@ def streamed(target: Path, shown: str, offset: int, limit: int) -> str:
         skipped = n = skip_lines(f, offset - 1)  # counted, not decoded: millions a second
         for n, (head, length) in enumerate(line_heads(f, bom=skipped == 0), skipped + 1):
             numbered = f"{n:>6}\t{cut(head, length)}"
-            if len(window) == limit or window and chars + len(numbered) > MAX_OUTPUT_CHARS:
-                where = (f"(lines {offset}-{n - 1} of a file of {size:,} bytes, too big to count "
-                         f"its lines; use offset={n} to read on)")
-                return "\n".join([*window, where])
+            if window and chars + len(numbered) > MAX_OUTPUT_CHARS:
+                return read_on(n)
             window.append(numbered)
             chars += len(numbered) + 1
+            if len(window) == limit:  # a byte says whether the file goes on: the next line,
+                if f.read(1):  # of gigabytes maybe, is not read
+                    return read_on(n + 1)
+                break
     if not window:
         raise ToolError(f"offset {offset} is past the end: {shown} has {count(n)}")
     return "\n".join([*window, f"(end of file, {count(n)})"])

@@ -104,7 +104,8 @@ ROWS = {
                "6.5 MB; a 2 MB write_file in a 32k window; a reply kept alive or trickled"),
     "huge": ("Files too big to read at once",
              "a log of 100 MB read at its first and last lines, a minified line of 100 MB, in "
-             "bounded memory; edit_file on a file past the limit"),
+             "bounded memory; a full window before a line of 100 MB; edit_file on a file past "
+             "the limit"),
     "paths": ("Paths the system refuses, in words",
               "generated paths under a file, under a missing directory, through or under a "
               "symlink to nothing, with a name past 255 bytes, a FIFO, a device, each through "

@@ -66,3 +66,45 @@ def test_edit_file_refuses_a_file_too_big_for_it_and_says_what_to_use_instead(tm
     with pytest.raises(ToolError) as refused:
         EditFile().run(Workspace(cwd=tmp_path), "app.log", "line", "row")
     assert "bash (sed -i" in str(refused.value) and "offset, limit" in str(refused.value)
+
+
+def test_a_full_window_never_reads_the_line_after_it(tmp_path, monkeypatch):
+    """One byte says whether the file goes on: a next line of 100 MB is not read to say so."""
+    from corecoder.tools import read as read_module
+
+    with open(tmp_path / "dump.txt", "wb") as f:
+        f.write(b"first\n")
+        for _ in range(100):
+            f.write(b"y" * 1_000_000)
+    opened = []
+
+    class Counted:  # the file read_file opens, with the bytes read from it counted
+        def __init__(self, f):
+            self.f, self.bytes = f, 0
+            opened.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def read(self, size=-1):
+            data = self.f.read(size)
+            self.bytes += len(data)
+            return data
+
+        def readline(self, size=-1):
+            data = self.f.readline(size)
+            self.bytes += len(data)
+            return data
+
+        def seek(self, *args):
+            return self.f.seek(*args)
+
+    real = read_module.open_regular
+    monkeypatch.setattr(read_module, "open_regular", lambda path: Counted(real(path)))
+    assert read(tmp_path, "dump.txt", limit=1) == (
+        "     1\tfirst\n(lines 1-1 of a file of 100,000,006 bytes, too big to count its lines; "
+        "use offset=2 to read on)")
+    assert opened[0].bytes < 10_000  # the binary check's 8 KiB, the first line, one byte
