@@ -78,6 +78,7 @@ def test_every_broken_path_through_every_tool_is_one_sentence_naming_it(tmp_path
     path, culprit = broken(root, kind, names)
     agent = Agent(ScriptedLLM([{"tool_calls": calls_on(path)}, "done"]), default_tools(), cwd=root)
     agent.chat("go")
+    assert any("failed:" in said for said in results(agent))  # read_file, at least, fails
     for said in results(agent):
         if "failed:" not in said:
             # what may work: a write that makes the missing directories, or goes through the
