@@ -585,7 +585,7 @@ def test_fuzzed_ids_never_reach_outside_the_sessions_dir(world, monkeypatch, ses
 # --- kill -9 ---------------------------------------------------------------------------------------------
 
 WRITER = textwrap.dedent("""
-    import random, sys, time
+    import os, random, sys, time
     sys.path.insert(0, sys.argv[2])
     from corecoder import Agent, FunctionLLM
     from corecoder.executor import RunInParallel
@@ -599,8 +599,8 @@ WRITER = textwrap.dedent("""
         name = "big"
         parameters = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
         def run(self, ws, n):
-            if stall:
-                print("go", flush=True)
+            if stall:  # one write, one line: two calls at once never interleave "gogo\\n\\n"
+                os.write(1, b"go\\n")
                 time.sleep(60)
             return str(n) * random.randint(1, 300_000)  # long lines: a kill can land in the middle of one
 
