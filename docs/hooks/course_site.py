@@ -34,7 +34,7 @@ from urllib.parse import unquote
 
 import jinja2
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import event_priority
+from mkdocs.plugins import CombinedEvent, event_priority
 from mkdocs.structure.files import File
 
 from authoring.essays import find_definition
@@ -247,6 +247,96 @@ def _unicode_heading_ids() -> None:
     plugin._get_markdown_toc = markdown_toc
 
 
+# --- Chinese search: the index and the query cut a term the same way --------------------------
+#
+# Material's search plugin cuts the Chinese of every page into words with jieba as it builds the
+# index (it marks each cut with U+200B, which mkdocs.yml's separator splits on). A query typed in
+# the browser is cut again, in the search worker, without jieba: each run of Han characters is
+# matched against the words of the index. So jieba keeps every term whole (the user dictionary's
+# and the glossary's: `glossary_terms`), and the worker cuts a query into the index's own words
+# (`SEGMENT`). Chinese compounds freely (工作区分叉 holds 分叉): a Chinese word of a query finds the
+# words of the index that hold it, not only those that begin with it.
+
+GLOSSARY = "docs/glossary.md"
+DICTIONARY_FREQUENCY = 200000  # as in docs/hooks/jieba_user_dict.txt: jieba never cuts such a word
+HAN_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+
+
+def glossary_terms(root: Path) -> list[str]:
+    """The Chinese terms of the glossary's table: each run of two Han characters or more in its
+    Chinese column, without what a row adds in brackets (`工作区分叉（fork）` is 工作区分叉, and
+    `重试 / 退避` two terms)."""
+    terms: list[str] = []
+    for line in (root / GLOSSARY).read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) < 2 or cells[1] == "中文" or "---" in cells[1]:
+            continue
+        for term in HAN_WORD.findall(re.sub(r"（[^）]*）", "", cells[1])):
+            if term not in terms:
+                terms.append(term)
+    return terms
+
+
+def _keep_glossary_terms_whole(root: Path, frequency: int) -> None:
+    import jieba
+
+    for term in glossary_terms(root):
+        jieba.add_word(term, frequency)
+
+
+# Material 9.8's search worker (pinned) cut a query's Han run with the function SEGMENT replaces. It
+# never tried a piece that ends at the run's last character, so 原子写入 came out as 原子 and 写 (入
+# lost), and it joined the pieces with "* ", which turned each but the last into a term "原子*" that
+# no word matches: the result said "Missing: 原子*" on the very page that teaches 原子写入. SEGMENT
+# cuts the run into the index's own words, longest first (the whole rest of the run when it is a
+# word or the beginning of one, so that a term typed halfway finds the word), each with a leading
+# wildcard, as one string joined by spaces, which the worker then reads as separate terms (and adds
+# the trailing wildcard). The worker reported a term "missing" from a result unless a matched word
+# begins with it; FOUND lets a Chinese term be found inside a word too.
+PATCHED = "/* course_site */"
+SEGMENT = (re.compile(r'function (?P<name>[\w$]+)\((?P<run>[\w$]+),(?P<index>[\w$]+)\)\{'
+                      r'let [\w$]+=new Set,[\w$]+=new Uint16Array\((?P=run)\.length\);'
+                      r'.*?return [\w$]+\.has\(""\)\?new Set\(\[(?P=run)\]\):[\w$]+\}', re.S),
+           PATCHED + """
+function {name}(run, index) {{
+  if ({name}.index !== index)
+    {name}.words = Object.keys({name}.index = index);
+  const words = [];
+  for (let i = 0; i < run.length;) {{
+    let j = run.length;
+    const rest = run.slice(i);
+    if (!(rest in index) && !{name}.words.some(word => word.startsWith(rest)))
+      while (j > i + 1 && !(run.slice(i, j) in index))
+        j--;
+    words.push("*" + run.slice(i, j));
+    i = j;
+  }}
+  return [words.join(" ")];
+}}""")
+FOUND = (re.compile(r"(?P<word>[\w$]+\[[\w$]+\])\.startsWith\((?P<term>[\w$]+)\.term\)"),
+         r"(/\p{{sc=Han}}/u.test({term}.term) ? {word}.includes({term}.term)"
+         r" : {word}.startsWith({term}.term))")
+
+
+def patch_search_worker(site_dir: str | os.PathLike) -> Path:
+    """Put SEGMENT and FOUND into the built site's search worker (once: a rebuild may keep the
+    file); fail the build if what they replace is not there."""
+    workers = sorted(Path(site_dir, "assets", "javascripts", "workers").glob("search.*.min.js"))
+    if len(workers) != 1:
+        raise PluginError(f"course_site: expected one search worker, found {workers}")
+    code = workers[0].read_text(encoding="utf-8")
+    if PATCHED in code:
+        return workers[0]
+    for name, (pattern, replacement) in {"SEGMENT": SEGMENT, "FOUND": FOUND}.items():
+        found = list(pattern.finditer(code))
+        if len(found) != 1:
+            raise PluginError(f"course_site: {workers[0].name} has {len(found)} places for {name}, "
+                              "where Material 9.8 has one: Chinese queries would be cut wrong")
+        code = code.replace(found[0][0], replacement.format(**found[0].groupdict()))
+    workers[0].write_text(code, encoding="utf-8")
+    return workers[0]
+
+
 # --- MkDocs events -----------------------------------------------------------------------------------------
 
 
@@ -260,6 +350,7 @@ def on_config(config):
     search = config.plugins.get("material/search")
     if search and search.config.jieba_dict_user:  # relative to mkdocs.yml, not to wherever mkdocs runs
         search.config.jieba_dict_user = str(root / search.config.jieba_dict_user)
+        _keep_glossary_terms_whole(root, DICTIONARY_FREQUENCY)
 
     t, pages = TEXT[lang], site_pages(root, lang, config.use_directory_urls)
     docs = Path(config.docs_dir)
@@ -364,7 +455,7 @@ def on_env(env, config, files):
     return env
 
 
-def on_page_context(context, page, config, nav):
+def _link_the_twin(context, page, config, nav):
     """Point the language switcher at this page's twin: the same path under the other language's root."""
     up = "../" * page.url.count("/")  # from this page to its own language's root
     if _language(config) != DEFAULT:
@@ -375,13 +466,57 @@ def on_page_context(context, page, config, nav):
     return context
 
 
+# What the search index reads of a page. The search plugin cuts a page into sections at its
+# headings; a section ends where the element that holds its heading ends, and anything before the
+# first heading (a <script>) makes a section of its own, the page's. A notebook's heading sits in
+# its markdown cell's <div>s, and mkdocs-jupyter puts scripts before the title: each section of a
+# chapter held one cell, and all the rest (the code, the outputs, the cells after the heading's)
+# went to an empty page section, so no result led to its section, and a chapter that names a term
+# in passing outranked the one that teaches it. So the index reads a notebook as it reads a
+# Markdown page, from its title on: without its <div>s, scripts, stylesheet link and comments (the
+# index keeps none of them) and without its headings' ¶ links. The page is rendered whole.
+NOTEBOOK_FOR_THE_INDEX = re.compile(r'<script\b.*?</script>|</?div\b[^>]*>|<link\b[^>]*>|<!--.*?-->'
+                                    r'|<a class="anchor-link"[^>]*>.*?</a>', re.S)
+# Material multiplies a page's scores by its boost. An essay explains a chapter, which teaches:
+# where both use a term alike, the chapter comes first. The glossary and the style sheet name every
+# term (in a table, in an example): they come after the pages that teach it.
+ESSAY_BOOST = 0.5
+REFERENCE_BOOST = 0.2
+_rendered: dict[int, str] = {}  # id(page) -> its HTML, while the index reads the other
+
+
+@event_priority(50)  # before the search plugin indexes the page (at 0)
+def _prepare_the_index(context, page, config, nav):
+    src = page.file.src_uri
+    if src.startswith("essays/"):
+        page.meta.setdefault("search", {}).setdefault("boost", ESSAY_BOOST)
+    elif src.endswith(".md") and "/" not in src and not src.startswith("index."):
+        page.meta.setdefault("search", {}).setdefault("boost", REFERENCE_BOOST)
+    if src.endswith(".ipynb") and page.content:
+        _rendered[id(page)] = page.content
+        page.content = NOTEBOOK_FOR_THE_INDEX.sub("", page.content).lstrip()
+    return context
+
+
+@event_priority(-50)  # after it
+def _render_the_notebook(context, page, config, nav):
+    if id(page) in _rendered:
+        page.content = _rendered.pop(id(page))
+    return context
+
+
+on_page_context = CombinedEvent(_prepare_the_index, _link_the_twin, _render_the_notebook)
+
+
 def on_post_build(config):
-    """Write the notebook stylesheets; then, after the English build, build every other language into
-    <site_dir>/<lang>/ from the same config."""
+    """Write the notebook stylesheets and patch the search worker; then, after the English build,
+    build every other language into <site_dir>/<lang>/ from the same config."""
     for asset, css in _stylesheets.pop(config.site_dir, {}).items():
         path = Path(config.site_dir, asset)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(css, encoding="utf-8")
+    if config.plugins.get("material/search"):
+        patch_search_worker(config.site_dir)
     if _language(config) != DEFAULT:
         return
     from mkdocs.commands.build import build
@@ -394,8 +529,10 @@ def on_post_build(config):
         other = load_config(config.config_file_path, site_dir=os.path.join(config.site_dir, lang),
                             strict=config.strict)
         other.theme["language"] = lang
-        if other.site_url:  # canonical links and the sitemap of /zh/ live under /zh/
-            other.site_url = f"{other.site_url.rstrip('/')}/{lang}/"
+        # The site's address is the English build's (`mkdocs serve` sets its own): the canonical
+        # links and the sitemap of /zh/ live under its /zh/. With none (a local build), both
+        # sitemaps are empty, as MkDocs makes them.
+        other.site_url = f"{config.site_url.rstrip('/')}/{lang}/" if config.site_url else None
         build(other)
 
 

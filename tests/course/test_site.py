@@ -21,12 +21,13 @@ import time
 import types
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urljoin
+from urllib.parse import unquote, urljoin
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGS = ("en", "zh")
+SITE_URL = "https://example.org/corecoder/"  # the Pages workflow sets SITE_URL to its address
 
 
 def _load_hook():
@@ -43,7 +44,7 @@ CHAPTERS = [p.stem for p in hook.chapters(ROOT)]
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("site") / "site"
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": SITE_URL}
     started = time.monotonic()
     run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
@@ -228,14 +229,181 @@ def test_a_chinese_query_finds_the_chinese_chapter(site, query):
     assert using <= found, f"{query}: found {sorted(found)}"
 
 
-def test_the_user_dictionary_keeps_terms_whole(site):
-    docs = json.loads((site / "zh" / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
-    text = " ".join(doc["title"] + " " + doc["text"] for doc in docs)
-    for term in ("智能体", "子智能体", "工具调用", "上下文压缩", "原子写入", "拦截名单", "工作区", "本地回环服务器",
-                 "上下文窗口", "提示词缓存", "并行工具调用", "执行器"):
-        assert term in text, f"{term} is not in the Chinese index"
-        cuts = [f"{term[:i]}\u200b{term[i:]}" for i in range(1, len(term))]  # jieba marks its cuts with U+200B
-        assert not [cut for cut in cuts if cut in text], f"jieba cut {term}"
+# The terms each chapter teaches (in its headings, its words in bold, the glossary), by chapter: a
+# Chinese search for one lands on that chapter first. A term the chapter only names in bold, where
+# another page has a section on it (工作区, and chapter 5's "工作区分叉"; 订阅者, and chapter 9's
+# exercise), finds that page first, and is not listed.
+TAUGHT = {
+    "00-tour": ["导览", "演示", "离线"],
+    "01-loop": ["智能体循环", "孤立的工具结果", "中断", "执行器"],
+    "02-tools": ["原子写入", "容错匹配", "工具箱", "换行符"],
+    "03-model": ["脚本化模型", "本地回环服务器", "流式输出", "数据块", "指数退避", "重试"],
+    "04-context": ["提示词缓存", "上下文窗口", "切分点", "锚点", "裁剪", "摘要"],
+    "05-parallel": ["分叉", "工作区分叉", "并行工具调用", "屏障"],
+    "06-delegation": ["委派", "团队", "子智能体", "父智能体", "待办列表"],
+    "07-hooks-mcp": ["钩子", "关卡链", "模型上下文协议", "中枢"],
+    "08-guarding": ["授权确认", "计划模式", "检查点", "撤销", "项目指令", "提示词片段", "指纹"],
+    "09-sessions-cli": ["会话日志", "组装点", "命令行程序", "重放"],
+    "10-your-engine": ["消融实验", "组件", "长任务", "预算"],
+}
+
+
+def test_every_chapter_has_its_terms_on_its_page():
+    assert set(TAUGHT) == set(CHAPTERS)
+    for name, terms in TAUGHT.items():
+        text = markdown_of(notebook(name, "zh"))
+        assert len(terms) >= 3 and all(term in text for term in terms), name
+
+
+def plain(markup: str) -> str:
+    """Text as a reader sees it: no tags, no U+200B (jieba's marks where it cut the Chinese)."""
+    return text_of(markup).replace("\u200b", "")
+
+
+def search_index(site: Path, lang: str) -> dict:
+    path = site / ("" if lang == "en" else lang) / "search" / "search_index.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_jieba_never_cuts_a_term(site):
+    """The terms of the user dictionary, of the glossary and of the chapters are one word of the
+    index wherever a page uses them, so that a query, cut into the index's own words, finds each
+    term as one word on every page."""
+    text = text_of(" ".join(d["title"] + " " + d["text"] for d in search_index(site, "zh")["docs"]))
+    dictionary = (ROOT / "docs" / "hooks" / "jieba_user_dict.txt").read_text(encoding="utf-8")
+    terms = {line.split()[0] for line in dictionary.splitlines() if line.strip()}
+    terms |= set(hook.glossary_terms(ROOT)) | {t for chapter in TAUGHT.values() for t in chapter}
+    assert {"原子写入", "提示词缓存", "工作区分叉", "成本核算"} <= terms  # the glossary's, too
+    cut = {}
+    for term in sorted(terms):
+        used = set(re.findall("\u200b?".join(map(re.escape, term)), text))  # cut or whole
+        if used - {term}:
+            cut[term] = sorted(used - {term})
+    assert not cut, f"jieba cut these terms: {cut}"
+
+
+def test_the_glossary_terms_are_read_from_its_chinese_column():
+    terms = hook.glossary_terms(ROOT)
+    assert {"智能体", "工作区分叉", "重试", "退避", "本地回环服务器", "原子写入"} <= set(terms)
+    assert not {"中文", "fork", "说明", "回应（工具调用）"} & set(terms)
+    assert all(len(term) >= 2 for term in terms)
+
+
+# Material 9.8's search worker, started as the site's pages start it: a message sets it up with
+# the index, then one a query (its protocol: SETUP 0, READY 1, QUERY 2, RESULT 3). Per query: the
+# first three pages found, the words the best result says are missing, and each word a result
+# says is missing though its text holds it.
+SEARCH = """(async queries => {
+  const config = JSON.parse(document.getElementById("__config").textContent);
+  const base = new URL(config.base, location);
+  const index = await (await fetch(new URL("search/search_index.json", base))).json();
+  const worker = new Worker(new URL(config.search, location));
+  const reply = () => new Promise(
+    done => worker.addEventListener("message", e => done(e.data), {once: true}));
+  worker.postMessage({type: 0, data: {config: index.config, docs: index.docs,
+                                      options: {suggest: false}}});
+  await reply();
+  const text = item => (item.title + " " + item.text).replace(/<[^>]+>/g, "")
+    .replace(/\u200b/g, "").toLowerCase();
+  const missing = item => Object.keys(item.terms).filter(term => !item.terms[term]);
+  const found = {};
+  for (const query of queries) {
+    worker.postMessage({type: 2, data: query});
+    const groups = (await reply()).data.items;
+    found[query] = {
+      pages: groups.slice(0, 3).map(group => group[0].location.split("#")[0]),
+      missing: groups.length ? missing(groups[0][0]) : [],
+      present: groups.flat().flatMap(item => missing(item).filter(t => text(item).includes(t))),
+    };
+  }
+  worker.terminate();
+  return found;
+})"""
+
+
+def search_in_the_browser(browser, url: str, queries: list[str]) -> dict:
+    browser.open(url, "document.readyState === 'complete'")
+    reply = browser.call("Runtime.evaluate", expression=f"{SEARCH}({json.dumps(queries)})",
+                         awaitPromise=True, returnByValue=True, timeout=60_000)
+    assert "exceptionDetails" not in reply, reply["exceptionDetails"]
+    return reply["result"]["value"]
+
+
+def test_a_chinese_search_ranks_the_chapter_that_teaches_the_term_first(browser, served):
+    queries = [term for terms in TAUGHT.values() for term in terms]
+    found = search_in_the_browser(browser, urljoin(served, "zh/"), queries)
+    wrong = {term: {"expected": f"{name}/", **found[term]}
+             for name, terms in TAUGHT.items() for term in terms
+             if found[term]["pages"][:1] != [f"{name}/"] or found[term]["missing"]
+             or found[term]["present"]}
+    assert not wrong, "\n".join(f"{term}: {why}" for term, why in wrong.items())
+
+
+def test_a_chinese_word_is_found_inside_a_longer_one(browser, served):
+    """Chinese compounds freely: 分叉 finds chapter 5's heading "工作区分叉", which holds it, and
+    a term typed halfway (原子写) already finds its chapter."""
+    queries = ["分叉", "原子写", "工作区 分叉"]
+    found = search_in_the_browser(browser, urljoin(served, "zh/"), queries)
+    assert found["分叉"]["pages"][0] == "05-parallel/" and not found["分叉"]["present"]
+    assert found["原子写"]["pages"][0] == "02-tools/" and not found["原子写"]["missing"]
+    assert found["工作区 分叉"]["pages"][0] == "05-parallel/"
+    assert not found["工作区 分叉"]["missing"]
+
+
+def first_code_under_a_heading(nb: dict) -> tuple[str, str]:
+    """The first heading of a notebook (after its title, one in plain words) that a code cell
+    follows, and the first line of that code."""
+    heading = None
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            if headings := re.findall(r"^#{2,6} +(.+?)\s*$", source, re.M):
+                heading = None if re.search(r"[`*\[<]", headings[-1]) else headings[-1]
+        elif heading and source.strip():
+            return heading, next(line.strip() for line in source.splitlines() if line.strip())
+    raise AssertionError("no code follows a plain heading")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_notebook_is_indexed_by_section_like_a_markdown_page(site, lang):
+    """Each heading's entry holds what follows it, up to the next heading, its code and outputs
+    included; the page's own entry is its title and introduction; no title ends with the ¶ of the
+    heading's link."""
+    docs = search_index(site, lang)["docs"]
+    for name in CHAPTERS:
+        entries = [doc for doc in docs if doc["location"].split("#")[0] == f"{name}/"]
+        nb = notebook(name, lang)
+        title = re.search(r"^# +(.+)$", markdown_of(nb), re.M)[1].strip()
+        assert entries[0]["location"] == f"{name}/" and plain(entries[0]["title"]) == title
+        assert not [doc["title"] for doc in entries if "¶" in doc["title"]]
+        heading, line = first_code_under_a_heading(nb)
+        (section,) = [doc for doc in entries if plain(doc["title"]) == heading]
+        assert line in plain(section["text"]), (name, heading, line)
+        assert line not in plain(entries[0]["text"]), (name, line)
+
+
+def test_the_glossary_and_the_style_sheet_rank_after_the_pages_that_teach(site):
+    assert hook.REFERENCE_BOOST < hook.ESSAY_BOOST < 1
+    for lang in LANGS:
+        boosts = {doc["location"].split("#")[0]: doc.get("boost", 1)
+                  for doc in search_index(site, lang)["docs"]}
+        assert boosts["glossary/"] == boosts["style-zh/"] == hook.REFERENCE_BOOST
+        assert boosts["essays/02-tools/"] == hook.ESSAY_BOOST
+        assert boosts["02-tools/"] == boosts[""] == 1
+
+
+def test_the_sitemaps_list_every_page_and_nothing_else(site):
+    """Each language's sitemap lists each of its pages, at the site's address, and nothing that
+    is not built (no 404s)."""
+    for lang in LANGS:
+        root, base = (site, SITE_URL) if lang == "en" else (site / lang, f"{SITE_URL}{lang}/")
+        urls = re.findall(r"<loc>([^<]*)</loc>", (root / "sitemap.xml").read_text("utf-8"))
+        assert urls and all(url.startswith(base) for url in urls), urls[:3]
+        listed = {root / unquote(url.removeprefix(base)) / "index.html" for url in urls}
+        built = {page for page in root.rglob("index.html")
+                 if lang != "en" or not page.is_relative_to(site / "zh")}
+        assert not listed - built, f"{lang}: listed, not built: {sorted(listed - built)}"
+        assert not built - listed, f"{lang}: built, not listed: {sorted(built - listed)}"
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -292,7 +460,8 @@ def test_no_cdn_or_web_fonts(site):
         tags = Tags(text)
         urls = [a.get("src", "") for a in tags.find("script")] + [a.get("href", "") for a in tags.find("link")]
         urls += re.findall(r"""(?:import\(|@import\s*|url\()\s*["']?((?:https?:)?//[^"')\s]+)""", text)
-        external = [u for u in urls if re.match(r"(https?:)?//", u) and not WIDGET_CDN.search(u)]
+        external = [u for u in urls if re.match(r"(https?:)?//", u) and not WIDGET_CDN.search(u)
+                    and not u.startswith(SITE_URL)]  # its own address: the canonical link
         assert not external, f"{file.relative_to(site)}: {external}"
         assert "fonts.googleapis" not in text and "fonts.gstatic" not in text
 
@@ -372,3 +541,9 @@ def test_a_real_browser_searches_in_chinese(browser, served):
                         "[...document.querySelectorAll('.md-search-result__item a')].map(a => a.href)")
     chapters = {urljoin(served, f"zh/{name}/") for name in CHAPTERS}
     assert chapters & {hit.split("?")[0].split("#")[0] for hit in hits}, hits
+    # What the reader sees: the chapter that teaches the term first, and no "Missing" line under it.
+    first = browser.open(urljoin(served, "zh/?q=原子写入"), """(item => item && {
+        page: item.querySelector("a").href.split("?")[0],
+        missing: [...item.querySelectorAll(".md-search-result__terms")].map(p => p.innerText)
+    })(document.querySelector(".md-search-result__item"))""")
+    assert first == {"page": urljoin(served, "zh/02-tools/"), "missing": []}
