@@ -88,9 +88,12 @@ def main(argv: list[str] | None = None) -> dict:
     results["cold_start"] = run_cold_start(ours, theirs, args.cold_runs)
     say("long session: 500 rounds, 3 times ...")
     results["long_session"] = long_session.run(500, 16_000, repeats=3)
-    say(f"cache session: {cache.ROUNDS} rounds, each agent once ...")
-    theirs_cache = theirs and scenario.Contender("upstream", theirs.command, upstream.translate(cache.script()))
-    results["cache"] = cache.compare(scenario.Contender("ours", ours.command, cache.script()), theirs_cache)
+    for key, session in (("cache", cache.CACHE), ("compacting", cache.COMPACTING)):
+        say(f"{session.name}: {session.rounds} rounds, each agent once ...")
+        script = session.script()
+        results[key] = cache.compare(scenario.Contender("ours", ours.command, script),
+                                     theirs and scenario.Contender("upstream", theirs.command,
+                                                                   upstream.translate(script)), session)
     say("reassembly: 1 MB of arguments in 7-character fragments ...")
     results["reassembly"] = reassembly.measure()
     results["course"] = None if args.skip_course else run_course()

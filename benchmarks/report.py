@@ -14,6 +14,11 @@ TARGETS = [
     ("the same in CPU time (robust to load)", ("long_session", "ratio_last_to_10_cpu"), 1.5),
     ("cached-price cost of the cache session, ours / upstream", ("cache", "cost_ratio"), 0.5),
     ("prefix reuse of the cache session, ours", ("cache", "ours", "prefix_reuse"), -0.97),
+    ("cached-price cost of the compacting session, ours / upstream", ("compacting", "cost_ratio"), 0.8),
+    ("compacting session, requests that extend the one before whole, ours",
+     ("compacting", "ours", "extends"), -0.85),
+    ("compacting session, the largest request / the window, ours",
+     ("compacting", "ours", "largest_vs_window"), 1.0),
     # linear: 10 (ten times the fragments); re-joining on every fragment, as before #16: about 100
     ("reassembly time, 1 MB / 100 KB of arguments", ("reassembly", "growth_10x"), 15),
 ]
@@ -87,13 +92,26 @@ def long_table(ls: dict) -> list[str]:
 
 
 def cache_table(c: dict) -> list[str]:
+    """The cache session's table, or the compacting session's (with what compaction did)."""
     ours, up = c["ours"], c.get("upstream") or {}
     rows = [[label, fmt(ours.get(key), "", 4), fmt(up.get(key), "", 4)] for key, label in (
+        ("extends", "requests that start with the whole request before"),
         ("prefix_reuse", "prefix reuse"), ("ceiling", "the most any agent could reuse"),
         ("kept", "of each request, the share the next one starts with"),
         ("cost_vs_uncached", "cost, cached input at 10%, against no cache"))]
+    if c.get("window"):
+        rows += [["characters sent (summaries included)", f"{ours.get('characters', 0):,}",
+                  f"{up.get('characters', 0):,}" if up else DASH],
+                 [f"the largest request / the window ({c['window']:,} tokens)",
+                  fmt(ours.get("largest_vs_window"), "", 3), fmt(up.get("largest_vs_window"), "", 3)],
+                 ["compactions by tier", tiers(ours), tiers(up) if up else DASH]]
     rows.append(["cost, ours / upstream", fmt(c.get("cost_ratio"), "", 3), ""])
-    return table([f"cache session ({c['rounds']} rounds)", "ours", "upstream"], rows)
+    return table([f"{c.get('session', 'cache session')} ({c['rounds']} rounds)", "ours", "upstream"], rows)
+
+
+def tiers(agent: dict) -> str:
+    done = agent.get("compactions") or {}
+    return ", ".join(f"{n} {tier}" for tier, n in sorted(done.items())) or "none"
 
 
 def reassembly_table(r: dict) -> list[str]:
@@ -137,7 +155,7 @@ def render(results: dict) -> str:
     """The headline, then every table the results have, Markdown, blank lines between."""
     parts = [[headline(results)], scenario_table(results["scenario"]), cold_table(results["cold_start"]),
              long_table(results["long_session"]), cache_table(results["cache"]),
-             reassembly_table(results["reassembly"])]
+             cache_table(results["compacting"]), reassembly_table(results["reassembly"])]
     if results.get("course"):
         parts.append(course_table(results["course"]))
     parts.append(targets_table(results["targets"]))

@@ -1,22 +1,29 @@
 """What the model is sent each round, kept inside the model's context window.
 
 A long session outgrows any window, and everything in the history is re-sent on
-every round. So before each round the context policy looks at the estimated size
-(tokens.py) and, past a threshold, compacts in up to three tiers:
+every round. Providers bill a request's repeated start (what the request before it
+began with) at a fraction of the price, from a prompt cache; a rewrite of the history
+is billed again at full price from its first change on. So compaction waits, and then
+cuts a lot at once: before each round the context policy looks at the estimated size
+(tokens.py) and, past the high mark (default 80 % of the window), compacts down to the
+low mark (40 %), so that the rounds after it extend the new history unchanged until
+the high mark comes again. Cheap before expensive, each tier only if the one before
+did not reach the low mark:
 
-    1. trim   (default at 50 %) long old tool outputs, and the long arguments of old
-              calls (a whole file written), shrink to head and tail, in place. No
-              model call: cheap, and what goes is what matters least.
-    2. summarize (70 %) older turns become one structured summary written by the
-              model (the agent's, or a cheaper one: `summarizer`); recent turns stay
-              word for word.
-    3. reset  (90 %) an emergency: the summary and the latest turn only.
+    1. trim   long old tool outputs, and the long arguments of old calls (a whole file
+              written), shrink to head and tail, in place, oldest first. No model call:
+              cheap, and what goes is what matters least.
+    2. summarize older turns become one structured summary written by the model (the
+              agent's, or a cheaper one: `summarizer`); the recent turns that fit under
+              the low mark stay word for word.
+    3. reset  the same, when only the latest turn fits: the summary and that turn.
 
 A cut never separates a tool call from its results: cuts fall only where a turn
-begins, and the legality check runs after every tier. If summarizing fails, the
-oldest turns are dropped with a note instead. Nothing of the agent's state is lost:
-what a compaction takes out of the history (a note with the todo list), the loop
-tells the model again before its next call (Agent.tell_state).
+begins, the latest turn is kept whole (unless it alone does not fit the window), and
+the legality check runs after every tier.
+If summarizing fails, the oldest turns are dropped with a note instead. Nothing of the
+agent's state is lost: what a compaction takes out of the history (a note with the
+todo list), the loop tells the model again before its next call (Agent.tell_state).
 """
 
 from __future__ import annotations
@@ -26,9 +33,9 @@ import json
 from .events import Compacted, Retrying, UsageReported
 from .messages import check_history, is_state_note, system, user
 from .text import marker, shorten
-from .tokens import Estimate, text_tokens, tools_tokens, window_for
+from .tokens import Estimate, history_tokens, text_tokens, tools_tokens, window_for
 
-TRIMMED = 900  # characters an old long tool output keeps in tier 1: its head and its tail
+TRIMMED = 900  # characters an old long tool output keeps when trimmed: its head and its tail
 
 SUMMARY_PROMPT = """\
 You are compacting a coding agent's conversation so the work can go on in a smaller context.
@@ -42,16 +49,17 @@ Be specific (names, paths, commands); leave out chatter."""
 
 
 class Compactor:
-    """The three-tier policy. One instance serves one agent: `attach` gives it, once, the agent's
-    model (its window, and who writes the summaries), a view of its tools (their schemas ride
-    on every request) and its `emit`; and it listens to the agent's usage reports."""
+    """The policy: late, all at once, cheap before expensive. One instance serves one agent:
+    `attach` gives it, once, the agent's model (its window, and who writes the summaries), a view
+    of its tools (their schemas ride on every request) and its `emit`; and it listens to the
+    agent's usage reports."""
 
-    def __init__(self, window: int | None = None, tiers: tuple[float, ...] = (0.5, 0.7, 0.9),
+    def __init__(self, window: int | None = None, high: float = 0.8, low: float = 0.4,
                  keep_recent: int = 8, trim_over: int = 2_000, summarizer=None):
         self.window = window  # None: from the model's name (tokens.window_for)
-        self.tiers = tiers
-        self.keep_recent = keep_recent  # messages a summary keeps word for word
-        self.trim_over = trim_over  # tier 1 trims old tool outputs longer than this many characters
+        self.high, self.low = high, low  # of the window: compact past high, down to low
+        self.keep_recent = keep_recent  # messages a summary keeps word for word, at most
+        self.trim_over = trim_over  # a trim cuts old tool outputs longer than this many characters
         self.summarizer = summarizer  # a model for the summaries (a cheaper one); None: the agent's
         self.estimate = Estimate()
         self.counted: tuple[tuple, int] = ((), 0)  # the tools' names, and what they cost a request
@@ -64,18 +72,19 @@ class Compactor:
         agent.subscribe(self.observe)
 
     def prepare(self, messages: list[dict], overflow: bool = False) -> list[dict]:
-        """Called before every model call; `overflow` when the provider said it was too long."""
+        """Called before every model call; `overflow` when the provider said it was too long
+        (its count is above ours: then everything that can go, goes)."""
         window = self.window or window_for(self.llm.model)
-        trim, summarize, reset = (window * t for t in self.tiers)
+        high, low = window * self.high, (0 if overflow else window * self.low)
         size = self.estimate.of(messages, self.overhead())
-        if size >= trim or overflow:
-            messages = self._trim(messages, size)
+        if size >= high or overflow:
+            messages = self._trim(messages, size, down_to=low)
             size = self.estimate.of(messages, self.overhead())
-        if size >= summarize or overflow:
-            messages = self._summarize(messages, size, reset=size >= reset or overflow)
-            size = self.estimate.of(messages, self.overhead())
-        if size >= reset or overflow:  # the latest turn alone is too big: trim its outputs as well
-            messages = self._trim(messages, size, keep=0)
+            if size > low:
+                messages = self._summarize(messages, size, room=low)
+                size = self.estimate.of(messages, self.overhead())
+            if size >= window or overflow:  # the latest turn alone does not fit: trim it too
+                messages = self._trim(messages, size, down_to=low, keep=0)
         self.sent = messages
         return messages
 
@@ -98,10 +107,20 @@ class Compactor:
 
     # tier 1
 
-    def _trim(self, messages: list[dict], size: int, keep: int | None = None) -> list[dict]:
-        old = max(0, len(messages) - (self.keep_recent if keep is None else keep))
-        trimmed = [*(trim(m, self.trim_over) for m in messages[:old]), *messages[old:]]
-        long = [i for i in range(old) if trimmed[i] is not messages[i]]
+    def _trim(self, messages: list[dict], size: int, down_to: float,
+              keep: int | None = None) -> list[dict]:
+        """Old long outputs cut to head and tail, oldest first (the history before the first
+        one cut is sent as it was), until the estimate is `down_to`; never the latest turn,
+        unless `keep=0` (it alone does not fit the window)."""
+        end = turn_start(messages, len(messages) - 1) if keep is None else len(messages) - keep
+        trimmed, left = list(messages), size
+        for i in range(end):
+            if left <= down_to:
+                break
+            trimmed[i] = trim(messages[i], self.trim_over)
+            if trimmed[i] is not messages[i]:
+                left -= history_tokens([messages[i]]) - history_tokens([trimmed[i]])
+        long = [i for i in range(end) if trimmed[i] is not messages[i]]
         if not long:
             return messages
         anchored = [i for i in long if i < self.estimate.count]  # the anchor holds, moved by a cut
@@ -110,17 +129,21 @@ class Compactor:
 
     # tiers 2 and 3
 
-    def _summarize(self, messages: list[dict], size: int, reset: bool = False,
+    def _summarize(self, messages: list[dict], size: int, room: float = float("inf"),
                    focus: str | None = None) -> list[dict]:
-        keep = 1 if reset else self.keep_recent  # reset: only the latest turn survives
-        cut = turn_start(messages, len(messages) - keep)
+        """The turns before the last `keep_recent` messages, or before fewer if those do not
+        fit in `room` with the overhead (down to the latest turn alone: a reset), summarized."""
+        latest = turn_start(messages, len(messages) - 1)
+        cut = turn_start(messages, len(messages) - self.keep_recent)
+        while cut < latest and self.overhead() + history_tokens(messages[cut:]) > room:
+            cut = next(i for i in range(cut + 1, latest + 1) if turn_start(messages, i) == i)
         if cut <= 0:
             return messages  # nothing older than what must be kept
         old, recent = messages[:cut], messages[cut:]
         try:
             note = ("[Summary of the earlier conversation, compacted to fit the context window]\n"
                     + self._ask_for_summary(old, focus))
-            tier = "reset" if reset else "summarize"
+            tier = "reset" if cut == latest else "summarize"
         except Exception as e:  # a failed summary must not cost the session: drop instead
             note = (f"[{len(old)} earlier messages were dropped to fit the context window; "
                     f"summarizing failed: {e}]")

@@ -207,26 +207,31 @@ def _model() -> Diagram:
 def _tiers() -> Diagram:
     boxes = {
         "round": (0, 0, say("a round begins:\nestimate the request", "新一轮开始：\n估算请求大小")),
-        "trim": (1, 0, say("≥ 50 %: trim old\nlong tool outputs", "≥ 50%：裁剪旧的\n长工具输出")),
-        "summarize": (2, 0, say("≥ 70 %: summarize older turns\n≥ 90 %: summary + latest turn",
-                                "≥ 70%：较早的回合写成摘要\n≥ 90%：只留摘要和最新回合")),
+        "trim": (1, 0, say("≥ 80 %: trim old long\noutputs, down to 40 %",
+                           "≥ 80%：裁剪旧的长输出，\n降到 40%")),
+        "summarize": (2, 0, say("still over 40 %: summarize\nolder turns (reset: only\n"
+                                "the latest turn fits)",
+                                "仍高于 40%：较早的回合\n写成摘要（重置：只放得下\n最新回合）")),
         "check": (2, 1, say("check_history\nafter every tier", "每一级之后\ncheck_history")),
         "ask": (1, 1, say("ask the model", "请求模型")),
     }
     arrows = [("round", "trim", ""), ("trim", "summarize", ""), ("summarize", "check", ""),
               ("check", "ask", ""), ("ask", "trim", say("too long: once more", "太长：再来一次"))]
-    text = say("before each round the policy estimates the request; at 50 % of the window it trims "
-               "old long tool outputs (no model call); measured again, at 70 % it summarizes older "
-               "turns, or at 90 % keeps only the summary and the latest turn; the legality check "
-               "runs after every tier; then the model is asked, and if the provider says the "
-               "request is too long, the history is compacted harder and the model is asked once "
-               "more",
-               "每轮开始前，策略先估算请求的大小：到窗口的 50% 时裁剪旧的长工具输出"
-               "（不调用模型）；再量一次，到 70% 就把较早的回合写成摘要，到 90% 则只留摘要和"
-               "最新回合；每一级之后都检查历史是否合法；然后才请求模型，服务商若说请求太长，"
-               "就压缩得更狠，再请求一次")
-    return Diagram(say("Three tiers, cheap before expensive (chapter 4)",
-                       "三级压缩，先便宜后昂贵（第 4 章）"), boxes, arrows, text)
+    text = say("before each round the policy estimates the request; below 80 % of the window it "
+               "sends the history as it is, so the request extends the one before; at 80 % it "
+               "compacts, all at once, down to 40 %: first it trims old long tool outputs, oldest "
+               "first (no model call); measured again, if that was not enough it summarizes older "
+               "turns, keeping the recent ones that fit (a reset, when only the latest turn fits); "
+               "the legality check runs after every tier; then the model is asked, and if the "
+               "provider says the request is too long, the history is compacted harder and the "
+               "model is asked once more",
+               "每轮开始前，策略先估算请求的大小：不到窗口的 80% 时原样发送历史，"
+               "请求便是上一个请求的延续；到 80% 时一次压缩到 40%：先从最旧的开始"
+               "裁剪旧的长工具输出（不调用模型）；再量一次，还不够就把较早的回合写成摘要，"
+               "放得下的近期回合原样保留（只放得下最新回合时就是重置）；每一级之后都检查"
+               "历史是否合法；然后才请求模型，服务商若说请求太长，就压缩得更狠，再请求一次")
+    return Diagram(say("Late, all at once, cheap before expensive (chapter 4)",
+                       "晚一点、一次到位、先便宜后昂贵（第 4 章）"), boxes, arrows, text)
 
 
 def _batch() -> Diagram:

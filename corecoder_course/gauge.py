@@ -5,11 +5,12 @@ before each round it notes the history's size as the compactor estimates it, let
 prepare the history, and keeps what happened (its Compacted events) and what was sent. A policy
 around a policy: the loop cannot tell it from the compactor.
 
-`context_gauge(gauge)` shows it. In JupyterLab it is a widget: a bar per round with the tier marks
-at 50, 70 and 90 % of the window, and a slider to open one round's history as it was sent. Its
-plain-text twin has one row per round:
+`context_gauge(gauge)` shows it. In JupyterLab it is a widget: a bar per round with the two marks
+(the high one, 80 % of the window by default, where compaction starts; the low one, 40 %, which it
+cuts down to), and a slider to open one round's history as it was sent. Its plain-text twin has
+one row per round:
 
-    r07 ███████░░░ 72% → summarize (3,100 → 900)
+    r07 ████████░░ 83% → trim (5,000 → 3,900), summarize (3,900 → 2,300)
 """
 
 from __future__ import annotations
@@ -99,25 +100,25 @@ def table(gauge: Gauge) -> str:
     """The text twin: a line on the marks, then one row per round."""
     if not gauge.rounds:
         return say("no rounds yet", "还没有轮次")
-    window, tiers = gauge.rounds[0].window, gauge.compactor.tiers
-    marks = say(", ", "、").join(f"{t:.0%}" for t in tiers)
-    head = say(f"window {window:,} tokens; the tiers start at {marks} (trim, summarize, reset)",
-               f"窗口 {window:,} 个 token；各级从 {marks} 开始（裁剪、摘要、重置）")
+    window, c = gauge.rounds[0].window, gauge.compactor
+    head = say(f"window {window:,} tokens; compacted at {c.high:.0%}, down to {c.low:.0%}",
+               f"窗口 {window:,} 个 token；到 {c.high:.0%} 时压缩，降到 {c.low:.0%}")
     return "\n".join([head, *(row(r) for r in gauge.rounds)])
 
 
 COLOURS = {"system": "#888", "user": "#2b7bb9", "assistant": "#3a9d5d", "tool": "#c77c1e"}
 
 
-def _bar_html(r: GaugeRound, tiers: tuple[float, ...], chosen: bool) -> str:
-    marks = "".join(f"<div style='position:absolute;left:{t * 100:.0f}%;top:0;bottom:0;"
-                    f"border-left:2px dashed #c33'></div>" for t in tiers)
+def _bar_html(r: GaugeRound, marks: tuple[float, float], chosen: bool) -> str:
+    lines = "".join(f"<div style='position:absolute;left:{t * 100:.0f}%;top:0;bottom:0;"
+                    f"border-left:2px dashed {colour}'></div>"
+                    for t, colour in zip(marks, ("#c33", "#3a9d5d"), strict=True))
     fill = (f"<div style='width:{min(1.0, r.share) * 100:.1f}%;height:100%;"
             f"background:{'#2b7bb9' if chosen else '#9bbcd6'}'></div>")
     weight = "bold" if chosen else "normal"
     return (f"<div style='display:flex;align-items:center;gap:8px;font-weight:{weight}'>"
             f"<code>r{r.number:02d}</code><div style='position:relative;width:260px;height:14px;"
-            f"background:#eee'>{fill}{marks}</div><span>{r.share:.0%}"
+            f"background:#eee'>{fill}{lines}</div><span>{r.share:.0%}"
             f"{html.escape(what_was_done(r))}</span></div>")
 
 
@@ -139,7 +140,7 @@ def gauge_widget(gauge: Gauge):
     """The widget: every round's bar, and a slider that opens one round's history."""
     import ipywidgets as w  # only here: the rest of the course helpers work without it
 
-    spoken, tiers = language(), gauge.compactor.tiers
+    spoken, marks = language(), (gauge.compactor.high, gauge.compactor.low)
     slider = w.IntSlider(value=1, min=1, max=max(len(gauge.rounds), 1),
                          description=say("round", "轮次"))
     page = w.HTML()
@@ -150,7 +151,7 @@ def gauge_widget(gauge: Gauge):
                 page.value = f"<p>{say('no rounds yet', '还没有轮次')}</p>"
                 return
             chosen = gauge.rounds[slider.value - 1]
-            bars = "".join(_bar_html(r, tiers, r is chosen) for r in gauge.rounds)
+            bars = "".join(_bar_html(r, marks, r is chosen) for r in gauge.rounds)
             page.value = f"<div>{bars}</div>{_sent_html(chosen)}"
 
     slider.observe(turn, names="value")

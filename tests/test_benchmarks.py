@@ -71,6 +71,18 @@ def test_the_cache_session_measures_our_requests_against_the_most_any_agent_coul
     assert ours["ok"] and ours["requests"] == results["cache"]["rounds"] == 40
     assert ours["prefix_reuse"] == ours["ceiling"] and ours["kept"] == 1.0  # every request extends the last
     assert 0 < ours["cost_vs_uncached"] < 1 and "upstream" not in results["cache"]
+    assert ours["extends"] == 1.0 and ours["compactions"] == {}
+
+
+def test_the_compacting_session_compacts_and_counts_what_each_compaction_cost_the_cache(results):
+    """45 rounds of 3 KB reads in a 12,000-token window: ours compacts, and a summary asked for
+    takes no turn of the script (the server answers it aside), so every round is played."""
+    session = results["compacting"]
+    ours = session["ours"]
+    assert ours["ok"] and ours["requests"] == session["rounds"] == 45 and session["window"] == 12_000
+    assert ours["summaries"] == ours["compactions"].get("summarize", 0) + ours["compactions"].get("reset", 0)
+    assert ours["summaries"] >= 1 and 0 < ours["extends"] < 1 and ours["largest_vs_window"] <= 1
+    assert 0 < ours["cost_vs_uncached"] < 1 and "upstream" not in session
 
 
 def test_reassembly_is_timed_at_two_sizes_against_the_least_work_and_through_the_client(results):

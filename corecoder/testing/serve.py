@@ -6,6 +6,8 @@ ways real providers misbehave: rate limits, dropped streams, refused parameters,
 calls streamed in odd shapes. Each request consumes one turn of ScriptedLLM's script
 format; server-only keys: "fault" (faults.py) and "retry_after", "quirk" (QUIRKS),
 "reasoning_field", "finish_reason" (FINISH_REASONS: "length" is a reply cut at the limit).
+`aside`, if given, answers every request that offers no tools (a compaction's summary) without
+taking a turn, so a script keeps its order however often the context policy asks for one.
 
     with ScriptServer(["hello"], reject=("stream_options",)) as server:
         client = openai.OpenAI(base_url=server.base_url, api_key="x")
@@ -42,7 +44,7 @@ class ScriptServer:
     """Serves a script on 127.0.0.1 from a background thread; use it as a context manager."""
 
     def __init__(self, turns: list | str | Path, reject=(), model: str | None = None,
-                 port: int = 0):
+                 port: int = 0, aside: str | dict | None = None):
         # a file, as ScriptedLLM.from_json reads it: [turns] or {model, turns}
         if isinstance(turns, (str, Path)):
             data = json.loads(Path(turns).read_text(encoding="utf-8"))
@@ -50,6 +52,7 @@ class ScriptServer:
                             if isinstance(data, dict) else (data, model))
         self.turns = [(parse_turn(t, i), _server_keys(t, i)) for i, t in enumerate(turns)]
         self.model = model or "scripted"
+        self.aside = None if aside is None else parse_turn(aside, -1)
         self.reject = frozenset(reject)
         self.port = port
         self.requests: list[dict] = []
@@ -143,6 +146,8 @@ class _Handler(BaseHTTPRequestHandler):
         # refused before the script is touched: the turn is still there for the next try
         if problem:
             return self._send_json(400, problem)
+        if script.aside is not None and not body.get("tools"):
+            return self._answer(body, 0, script.aside, {})
         n, reply, keys = script.next_turn()
         if reply is None:
             message = f"the script has {len(script.turns)} turns but request {n} was made"

@@ -3,7 +3,7 @@ and anchored on the provider's count; the context policy and its three tiers (tr
 reset), cuts only where a turn begins, the provider's "too long", /compact. corecoder_course/
 authoring/coverage.py says how a table is read."""
 
-budget = 175  # net lines its export cells may hold
+budget = 185  # net lines its export cells may hold
 
 export = {
     "context.py": (

@@ -41,7 +41,7 @@ def test_the_text_twin_has_a_row_per_round_with_a_bar_the_share_and_what_was_don
     gauge = Gauge(Compactor(window=3_000, keep_recent=2))
     Agent(echoes(), [Echo()], context=gauge).chat("echo")
     lines = table(gauge).splitlines()
-    assert lines[0].startswith("window 3,000 tokens; the tiers start at 50%, 70%, 90%")
+    assert lines[0] == "window 3,000 tokens; compacted at 80%, down to 40%"
     assert len(lines) == 1 + len(gauge.rounds)
     assert re.fullmatch(r"r01 [█░]{10} +\d+%", lines[1])
     done = [line for line in lines if "→" in line]

@@ -1,4 +1,5 @@
-"""Context: estimates by character class, and three tiers of compaction that never break a history."""
+"""Context: estimates by character class, and a compaction that waits for the high mark, cuts down to
+the low mark in one go (trim, then summarize, then reset), and never breaks a history."""
 
 
 import pytest
@@ -41,15 +42,15 @@ def test_a_usage_report_anchors_the_estimate_so_only_new_messages_are_estimated(
 
 def test_a_trim_keeps_the_anchor_moved_by_what_it_cut_so_the_next_round_stays_cheap():
     history = [user("go"), *round_trip(1), *round_trip(2), *round_trip(3), *round_trip(4), *round_trip(5)]
-    agent = agent_with(history, ScriptedLLM(["done"]), window=12_000, keep_recent=4)
+    agent = agent_with(history, ScriptedLLM(["done"]), window=12_000, low=0.6, keep_recent=4)
     compactor = agent.context
-    compactor.estimate.anchor(history, 9_000)  # the provider's count of the last request
+    compactor.estimate.anchor(history, 9_700)  # the provider's count of the last request: past 80%
     before = [dict(m) for m in history]
     trimmed = compactor.prepare(history)
-    assert [m["content"] for m in trimmed] != [m["content"] for m in before]  # tier 1 ran
+    assert [m["content"] for m in trimmed] != [m["content"] for m in before]  # a trim ran
     cut = history_tokens(before) - history_tokens(trimmed)
-    assert compactor.estimate.count == len(history) and compactor.estimate.tokens == 9_000 - cut
-    assert compactor.estimate.of(trimmed, overhead=0) == 9_000 - cut  # no new message: nothing estimated
+    assert compactor.estimate.count == len(history) and compactor.estimate.tokens == 9_700 - cut
+    assert compactor.estimate.of(trimmed, overhead=0) == 9_700 - cut  # no new message: nothing estimated
 
 
 def test_the_compactor_is_attached_once_and_then_given_the_history_alone():
@@ -87,25 +88,53 @@ def summarizer(answer="Goal: fix the bug.\nFiles: stats.py"):
     return FunctionLLM(lambda messages, tools: answer if messages[0]["content"] == SUMMARY_PROMPT else "done")
 
 
-def test_tier_one_trims_old_long_tool_outputs_in_place_without_a_model_call():
+def trimmed(messages):
+    return [m["content"].startswith("x" * 400) and "characters cut; trimmed ...]" in m["content"]
+            for m in messages if m["role"] == "tool"]
+
+
+def test_below_the_high_mark_nothing_is_compacted_so_the_request_extends_the_one_before():
+    history = [user("go"), *round_trip(1), *round_trip(2), *round_trip(3), *round_trip(4), *round_trip(5)]
+    agent = agent_with(list(history), ScriptedLLM(["done"]), window=9_000)  # ~6,900 tokens: 77%
+    events = []
+    agent.subscribe(events.append)
+    agent.run()
+    assert agent.llm.requests[0]["messages"][1:] == history and not events_of(events, Compacted)
+
+
+def test_past_the_high_mark_a_trim_cuts_the_oldest_outputs_first_and_stops_at_the_low_mark():
+    """The start of the history stays as it was sent, up to the first output cut: a provider's
+    cache serves it still. The latest turn is never trimmed."""
     history = [user("go"), *round_trip(1), *round_trip(2), *round_trip(3), *round_trip(4), *round_trip(5)]
     llm = ScriptedLLM(["done"])
-    agent = agent_with(history, llm, window=12_000, keep_recent=4)
+    agent = agent_with(history, llm, window=8_000, low=0.55)  # ~6,900: past 80%; cut to 4,400
     events = []
     agent.subscribe(events.append)
     agent.run()
     sent = llm.requests[0]["messages"][1:]
-    trimmed = [m for m in sent if m["role"] == "tool" and "characters cut; trimmed ...]" in m["content"]]
-    assert len(trimmed) == 3 and sent[-1]["content"] == "x" * 5_000  # the recent ones stay whole
-    assert [e.tier for e in events if isinstance(e, Compacted)] == ["trim"]
-    assert len(llm.requests) == 1
+    assert trimmed(sent) == [True, True, True, False, False]  # oldest first, until under 55%
+    assert [e.tier for e in events_of(events, Compacted)] == ["trim"]
+    assert events_of(events, Compacted)[0].tokens_after <= 4_400 < events_of(events, Compacted)[0].tokens_before
+    assert len(llm.requests) == 1  # no model call
     check_history(sent)
+
+
+def test_a_trim_never_cuts_the_latest_turn_even_to_reach_the_low_mark():
+    history = [user("go"), *round_trip(1), *round_trip(2), *round_trip(3), *round_trip(4), *round_trip(5)]
+    agent = agent_with(history, summarizer(), window=8_000, low=0.5, keep_recent=2)
+    agent.run()
+    sent = agent.llm.requests[-1]["messages"][1:]
+    assert trimmed(sent)[-1] is False and sent[-1] == history[-1]
+
+
+def events_of(events, kind):
+    return [e for e in events if isinstance(e, kind)]
 
 
 def test_tier_two_summarizes_older_turns_and_keeps_recent_ones_word_for_word():
     history = [user("fix the bug"), *[m for n in range(10) for m in round_trip(n, "y" * 1_600)]]
     llm = summarizer()
-    agent = agent_with(history, llm, window=6_000, keep_recent=4)
+    agent = agent_with(history, llm, window=5_500, keep_recent=4)
     agent.run()
     summary_request, request = llm.requests
     assert summary_request["messages"][0]["content"] == SUMMARY_PROMPT
@@ -125,9 +154,9 @@ def test_a_cut_never_separates_a_call_from_its_results():
     check_history(agent.llm.requests[-1]["messages"])
 
 
-def test_tier_three_resets_to_the_summary_and_the_latest_turn():
+def test_tier_three_resets_to_the_summary_and_the_latest_turn_when_only_that_fits_under_the_low_mark():
     history = [user("go"), *[m for n in range(6) for m in round_trip(n, "w" * 1_500)], user("latest question")]
-    agent = agent_with(history, summarizer(), window=2_500, keep_recent=8)
+    agent = agent_with(history, summarizer(), window=2_000, keep_recent=8)
     events = []
     agent.subscribe(events.append)
     agent.run()
@@ -143,7 +172,7 @@ def test_when_summarizing_fails_the_oldest_turns_are_dropped_with_a_note():
         return "done"
 
     history = [user("go"), *[m for n in range(10) for m in round_trip(n, "y" * 1_600)]]
-    agent = agent_with(history, FunctionLLM(flaky), window=6_000, keep_recent=4)
+    agent = agent_with(history, FunctionLLM(flaky), window=5_500, keep_recent=4)
     assert agent.run() == "done"
     note = agent.messages[0]["content"]
     assert "earlier messages were dropped" in note and "summary service down" in note
@@ -221,7 +250,7 @@ def test_an_overflow_right_after_a_cd_keeps_the_results_the_model_asked_for(tmp_
 
 def test_the_todo_list_survives_compaction():
     history = [user("go"), *[m for n in range(10) for m in round_trip(n, "y" * 1_600)]]
-    agent = agent_with(history, summarizer(), window=6_000, keep_recent=4)
+    agent = agent_with(history, summarizer(), window=5_500, keep_recent=4)
     agent.update_tools(add=[TodoWrite()])
     agent.tell_state()  # the system prompt tells the list as it was: empty
     agent.workspace.todos = [{"content": "write the regression test", "status": "pending"}]
@@ -279,7 +308,7 @@ def test_the_summary_is_not_shown_as_an_answer_and_its_cost_is_counted():
         return "done"
 
     history = [user("go"), *[m for n in range(10) for m in round_trip(n, "y" * 1_600)]]
-    agent = agent_with(history, FunctionLLM(model), window=6_000, keep_recent=4)
+    agent = agent_with(history, FunctionLLM(model), window=5_500, keep_recent=4)
     events = []
     agent.subscribe(events.append)
     agent.run()
@@ -295,7 +324,7 @@ def test_a_summarizer_of_its_own_writes_the_summaries_and_its_usage_is_billed_to
         model="cheap-model")
     main = ScriptedLLM([{"text": "done", "usage": {"prompt_tokens": 900, "completion_tokens": 5}}])
     history = [user("go"), *[m for n in range(10) for m in round_trip(n, "y" * 1_600)]]
-    agent = Agent(main, [Echo()], context=Compactor(window=6_000, keep_recent=4, summarizer=cheap))
+    agent = Agent(main, [Echo()], context=Compactor(window=5_500, keep_recent=4, summarizer=cheap))
     agent.messages = history
     events = []
     agent.subscribe(events.append)
@@ -320,3 +349,59 @@ def test_a_latest_turn_too_big_for_the_window_is_trimmed_so_the_session_goes_on(
 # --- what a cut can't leave too big: a long session's summary request, a call's own arguments -----------
 
 
+
+
+def test_summarizing_keeps_fewer_recent_messages_when_they_do_not_fit_under_the_low_mark():
+    history = [user("go"), *[m for n in range(8) for m in round_trip(n, "v" * 1_900)]]
+    agent = agent_with(history, summarizer(), window=5_000, keep_recent=8)  # 8 would not fit in 2,000
+    events = []
+    agent.subscribe(events.append)
+    agent.run()
+    sent = agent.llm.requests[-1]["messages"][1:]
+    assert [e.tier for e in events_of(events, Compacted)] == ["summarize"]
+    assert 2 < len(sent) - 1 < 8 and sent[1:] == history[-(len(sent) - 1):]  # word for word
+    assert events_of(events, Compacted)[0].tokens_after <= 2_000 + 50  # the low mark, and the summary
+
+
+# --- a long session: what a provider's cache sees ------------------------------------------------------
+
+ROUND = st.lists(st.integers(0, 7_000), min_size=1, max_size=3)  # the outputs of one round's calls
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chats=st.lists(st.lists(ROUND, min_size=1, max_size=12), min_size=1, max_size=5),
+       window=st.integers(4_000, 30_000), marks=st.tuples(st.floats(0.5, 0.95), st.floats(0.1, 0.45)),
+       keep=st.integers(1, 10))
+def test_a_long_session_stays_legal_and_within_the_window_and_keeps_its_prefix_between_compactions(
+        chats, window, marks, keep):
+    """The user asks several times; each round's calls echo outputs of generated lengths (0 to
+    7,000 characters). Every request is legal (the model checks it), the compactor's estimate of
+    it is within the window, and a request made with no compaction before it starts with the
+    whole request before it: the cache's prefix holds."""
+    rounds = iter(())
+
+    def model(messages, tools):
+        lengths = next(rounds, None)
+        if lengths is None:
+            return "done"
+        return {"tool_calls": [{"name": "echo", "arguments": {"text": "r", "times": n}} for n in lengths]}
+
+    compactions, (high, low) = {}, marks
+    summaries = FunctionLLM(lambda messages, tools: "Goal: echo.\nFiles: none.")
+    compactor = Compactor(window=window, high=high, low=low, keep_recent=keep, summarizer=summaries)
+    agent = Agent(FunctionLLM(model), [Echo()], context=compactor, max_rounds=20)
+    agent.subscribe(lambda e: isinstance(e, Compacted) and compactions.update({len(agent.llm.requests): e}))
+    for chat in chats:
+        rounds = iter(chat)
+        assert agent.chat("echo what you are given") == "done"
+    requests = [r["messages"] for r in agent.llm.requests]
+    for n, (before, now) in enumerate(zip(requests, requests[1:], strict=False), 1):
+        if n not in compactions:
+            assert now[: len(before)] == before, f"request {n} rewrote the one before with no compaction"
+    for sent in requests:
+        check_history(sent[1:])
+        assert history_tokens(sent[1:]) + compactor.overhead() <= window
+    for n, last in compactions.items():  # all at once: down to the low mark (and the summary on
+        history = requests[n][1:]  # top of it), or down to the first message and the latest turn
+        assert (last.tokens_after <= low * window + history_tokens(history[:1])
+                or turn_start(history, len(history) - 1) <= 1)

@@ -314,6 +314,16 @@ def test_running_out_of_script_is_a_400_so_the_client_fails_at_once():
                             "type": "invalid_request_error", "param": None, "code": "script_exhausted"}
 
 
+def test_an_aside_answers_every_request_without_tools_and_takes_no_turn_of_the_script():
+    """A compaction's summary comes when the context policy decides: the script keeps its order."""
+    tools = [{"type": "function", "function": {"name": "echo", "parameters": {"type": "object"}}}]
+    with ScriptServer(["first", "second"], aside="Goal: the summary.") as server:
+        ask = functools.partial(client(server).chat.completions.create, model="m", messages=HI)
+        said = [ask(tools=tools), ask(), ask(), ask(tools=tools)]
+    assert [r.choices[0].message.content for r in said] == ["first", "Goal: the summary.",
+                                                            "Goal: the summary.", "second"]
+
+
 def test_unknown_paths_and_unparsable_bodies_are_refused_without_using_a_turn():
     with ScriptServer(["first"]) as server:
         status, _, data = raw(server, {"model": "m", "messages": HI}, path="/v1/completions")

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from corecoder import Agent, ScriptedLLM
-from corecoder.context import Compactor, transcript
+from corecoder.context import Compactor, transcript, trim
 from corecoder.events import Finished
 from corecoder.messages import user
 from corecoder.session import SessionLog, load
@@ -74,5 +74,6 @@ def test_the_summary_request_of_a_40_mb_resumed_session_fits_the_window(tmp_path
     assert first == "user: fix the mean in stats.py"
     assert re.fullmatch(r"\[\.\.\. [\d,]+ messages cut; too many to summarize at once \.\.\.\]", left_out)
     summarized = len(history) - len(request["messages"][2:])  # the system prompt, the summary, the rest
-    assert newest[0].endswith(transcript(history[summarized - 1: summarized]))  # the newest, as ever
+    newest_summarized = trim(history[summarized - 1], Compactor().trim_over)  # trimmed, then summarized
+    assert newest[0].endswith(transcript([newest_summarized]))  # the newest, as ever
     assert history_tokens(request["messages"]) <= 32_000
