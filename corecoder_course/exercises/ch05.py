@@ -189,7 +189,7 @@ def reads_parallel_writes_in_order(calls, agent, results):
             results[call_id] = future.result()
 
 
-MEET_SECONDS = 4.0  # how long the reads of a round wait for each other (a run waits once)
+MEET_SECONDS = 10.0  # how long the reads of a round wait for each other (a run waits once)
 OVERLAP_SECONDS = 3.0  # how long a write off the executor's thread waits for another to start
 # each kind of call a round may hold: its tool and arguments besides its tag (r1, w2, x3)
 KINDS = {"read": ("look", {}), "read fails": ("look", {"fail": True}), "write": ("append", {}),
