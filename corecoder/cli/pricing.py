@@ -28,6 +28,9 @@ from ..messages import Usage
 from .config import ConfigError
 
 BUILT_IN = Path(__file__).with_name("prices.json")
+# The model a script plays (ScriptedLLM's name, and the loopback server's, corecoder.testing): no
+# one bills it, so it costs nothing unless a price table says otherwise.
+SCRIPTED = "scripted"  # a script plays the model: nothing to pay, nothing to price
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,7 @@ class Ledger:
         self.cached_tokens = 0
         self.known_cost = 0.0  # the calls we could price
         self.unknown_models: list[str] = []  # models we could not, in first-seen order
+        self.scripted_calls = 0  # calls a script answered, at no price: they cost nothing
 
     def add(self, model: str, usage: Usage) -> None:
         self.calls += 1
@@ -141,18 +145,23 @@ class Ledger:
         price = price_for(model, self.prices)
         if price is not None:
             self.known_cost += cost_of(usage, price)
+        elif model == SCRIPTED:
+            self.scripted_calls += 1
         elif model not in self.unknown_models:
             self.unknown_models.append(model)
 
     @property
     def cost(self) -> float | None:
-        """Total USD, or None if any call's model has no price (see `known_cost`)."""
+        """Total USD, or None if any call's model has no price (see `known_cost`); the scripted
+        model, with none, costs nothing."""
         return None if self.unknown_models else self.known_cost
 
     def summary(self) -> str:
         tokens = f"{self.prompt_tokens:,} tokens in, {self.completion_tokens:,} out"
         if self.cached_tokens:
             tokens += f" ({self.cached_tokens:,} cached)"
+        if self.cost is not None and self.calls and self.scripted_calls == self.calls:
+            return f"{tokens} · no cost: a script plays the model"
         if self.cost is not None:
             return f"{tokens} · ${self.cost:.4f}"
         missing = ", ".join(repr(m) for m in self.unknown_models)

@@ -29,6 +29,7 @@ from ..files import looks_binary
 from ..text import marker, shorten
 from ..workspace import project_root
 from .app import FAILURES, connect, unexpected
+from .pricing import SCRIPTED
 from .render import Renderer
 from .trace import printable, to_stderr
 
@@ -144,7 +145,8 @@ class Repl:
         self.console.print(printable(text), style=style, markup=False, highlight=False)
 
     def banner(self) -> None:
-        self.say(f"corecoder {__version__} · {self.config.label} · {self.cwd}", "bold")
+        scripted = " (a script plays the model)" if self.config.model == SCRIPTED else ""
+        self.say(f"corecoder {__version__} · {self.config.label}{scripted} · {self.cwd}", "bold")
         hooks, servers = self.app.hooks.count(), len(self.app.mcp.status()) if self.app.mcp else 0
         self.say(f"session {self.app.log.id} · {hooks} hook{'s' * (hooks != 1)} · "
                  f"{servers} MCP server{'s' * (servers != 1)}", "dim")

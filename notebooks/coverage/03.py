@@ -16,7 +16,7 @@ export = {
     "events.py": (
         "RoundStarted ToolCallStarted ToolCallFinished UsageReported Finished TextDelta "
         "ReasoningDelta Retrying"),
-    "cli/pricing.py": "Price price_for cost_of Ledger",
+    "cli/pricing.py": "SCRIPTED Price price_for cost_of Ledger",
 }
 show = {
     "testing/serve.py": "stream_chunks tool_call_deltas",

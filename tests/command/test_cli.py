@@ -60,7 +60,8 @@ def test_p_runs_the_demo_task_end_to_end(tmp_path):
     assert BUGGY not in (project / "stats.py").read_text()
     assert "3 of 3 tests passed" in run.stderr  # progress went to stderr
     assert run.stderr.count("→ ") == 5
-    assert "tokens in" in run.stderr  # the ledger's summary
+    assert "tokens in" in run.stderr  # the ledger's summary: a script plays the model, for nothing
+    assert run.stderr.splitlines()[-1].endswith(" · no cost: a script plays the model")
     assert "Traceback" not in run.stderr
 
 
@@ -219,6 +220,18 @@ def test_a_turn_shows_the_answer_the_tool_calls_and_the_usage(repl):
     assert "It says hey." in text  # rendered as markdown, not raw asterisks
     assert "2,200 tokens in, 15 out · $0.0003" in text
     assert "corecoder" in text and "openai/gpt-4o-mini" in text and "/help" in text  # the banner
+
+
+def test_the_scripted_model_is_shown_as_a_script_and_never_priced(repl):
+    """However a price table names real models, the scripted one is said to be a script, at no
+    cost, and never asked to be priced."""
+    llm = ScriptedLLM([{"text": "Done.", "usage": {"prompt_tokens": 1000, "completion_tokens": 2}}])
+    shell, out = repl(llm, "go", "/tokens")
+    shell.run()
+    text = out.getvalue()
+    assert "openai/scripted (a script plays the model)" in text.splitlines()[0]  # the banner
+    assert text.count("1,000 tokens in, 2 out · no cost: a script plays the model") == 2
+    assert "$" not in text and "pricing.json" not in text
 
 
 def test_an_answer_ends_its_line_on_a_console_that_is_no_terminal(repl):

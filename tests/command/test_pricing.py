@@ -9,8 +9,10 @@ import pytest
 
 import corecoder.cli.pricing
 from corecoder.cli.config import ConfigError
-from corecoder.cli.pricing import Ledger, Price, cost_of, load_prices, price_for
+from corecoder.cli.pricing import SCRIPTED, Ledger, Price, cost_of, load_prices, price_for
 from corecoder.messages import Usage
+from corecoder.scripted import ScriptedLLM
+from corecoder.testing import ScriptServer
 
 PRICES = load_prices(Path(__file__).parent / "no-such-home")  # the built-in table alone
 
@@ -180,6 +182,25 @@ def test_an_unknown_model_makes_the_cost_unknown_without_crashing():
     assert ledger.prompt_tokens == 1_004_000
     assert ledger.summary() == (
         "1,004,000 tokens in, 200 out · cost unknown (no price for 'my-local-model'; add it to pricing.json)")
+
+
+def test_the_scripted_model_costs_nothing_and_says_it_is_a_script():
+    ledger = Ledger(PRICES)
+    ledger.add(SCRIPTED, Usage(2_000, 100, 0))
+    assert ledger.cost == 0.0 and ledger.unknown_models == []
+    assert ledger.summary() == "2,000 tokens in, 100 out · no cost: a script plays the model"
+    ledger.add("gpt-4o", Usage(1_000_000, 0, 0))  # then a real model: it is priced, the script not
+    assert ledger.summary() == "1,002,000 tokens in, 100 out · $2.5000"
+
+
+def test_a_price_table_can_still_price_the_scripted_model():
+    ledger = Ledger({SCRIPTED: Price(1.0, 2.0)})  # as chapter 10's budget prices its script
+    ledger.add(SCRIPTED, Usage(1_000_000, 0, 0))
+    assert ledger.cost == 1.0 and ledger.summary().endswith("· $1.0000")
+
+
+def test_the_scripted_models_answer_to_the_name_the_ledger_knows():
+    assert ScriptedLLM([]).model == ScriptServer([]).model == SCRIPTED
 
 
 def test_a_price_from_pricing_json_makes_a_local_model_known(tmp_path):
