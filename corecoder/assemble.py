@@ -32,10 +32,13 @@ from .tools.todo import TodoWrite
 def build_agent(llm, cwd: str | Path | None = None, *, tools: list[Tool] | None = None,
                 window: int | None = None, plan: Gate | None = None, hooks: Gate | None = None,
                 consent: Gate | None = None, checkpoints: Gate | None = None,
-                instructions: bool = True, max_rounds: int = 50) -> Agent:
+                instructions: bool = True, max_rounds: int = 50,
+                compact_at: float | None = None) -> Agent:
     """The finished agent for a project: `tools` (default: the built-in ones and the todo
     list) and the sub-agent tool. `window`: the model's context window in tokens (None: known
-    from the model's name). `instructions`: read the project's AGENTS.md or CLAUDE.md, once, now."""
+    from the model's name). `instructions`: read the project's AGENTS.md or CLAUDE.md, once, now.
+    `compact_at`: the share of the window where compaction starts (None: the Compactor's 80%);
+    it cuts down to 40%, or to half the mark if that is lower."""
     cwd = Path(cwd or Path.cwd()).resolve()
     # The gates' order is the order of authority:
     #   plan mode first: while it is on nothing changes, whoever would allow it (--yes included);
@@ -45,7 +48,8 @@ def build_agent(llm, cwd: str | Path | None = None, *, tools: list[Tool] | None 
     text = project_instructions(cwd) if instructions else ""
     parts = [f"The project's instructions (follow them):\n\n{text}"] if text else []
     tools = [*default_tools(), TodoWrite()] if tools is None else tools
+    marks = {} if compact_at is None else {"high": compact_at, "low": min(0.4, compact_at / 2)}
     agent = Agent(llm, tools, cwd=cwd, prompt_parts=parts, max_rounds=max_rounds,
-                  context=Compactor(window), executor=RunInParallel(), gates=gates)
-    agent.update_tools(add=[AgentTool(workers(agent, context=lambda: Compactor(window)))])
+                  context=Compactor(window, **marks), executor=RunInParallel(), gates=gates)
+    agent.update_tools(add=[AgentTool(workers(agent, context=lambda: Compactor(window, **marks)))])
     return agent

@@ -21,7 +21,7 @@ from .. import __version__
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="corecoder", description="A small, real coding agent.")
-    p.add_argument("--version", action="version", version=f"corecoder {__version__}")
+    p.add_argument("-v", "--version", action="version", version=f"corecoder {__version__}")
     p.add_argument("-p", "--prompt", help="run this one task and exit; the answer goes to stdout")
     p.add_argument("--yes", action="store_true",
                    help="allow tools that change files or run commands without asking "
@@ -29,7 +29,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--trust-project", action="store_true",
                    help="run this project's own .corecoder/hooks.json and mcp.json without "
                         "asking (for -p; the REPL asks once and remembers)")
-    p.add_argument("--resume", metavar="ID",
+    p.add_argument("-r", "--resume", metavar="ID",
                    help="carry on a saved session (see /sessions in the REPL)")
     p.add_argument("-m", "--model", help="provider/model (deepseek/deepseek-chat) or a model name; "
                    "default: CORECODER_MODEL, then .env, then gpt-4o-mini")
@@ -38,6 +38,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--api-key", metavar="KEY",
                    help="the key for it (as CORECODER_API_KEY; the environment is safer: a flag "
                         "shows in the process list)")
+    p.add_argument("--max-tokens", metavar="N",
+                   help="the most tokens a reply may have (as CORECODER_MAX_TOKENS; default: the "
+                        "provider's)")
+    p.add_argument("--temperature", metavar="T",
+                   help="sampling temperature, 0 to 2 (as CORECODER_TEMPERATURE; default: the "
+                        "provider's)")
     p.add_argument("--demo", action="store_true",
                    help="fix a small buggy project offline with a scripted model "
                         "(no key, no network)")
@@ -58,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.prompt is None:  # the REPL: there is someone to ask
         from .repl import ask_trust as ask
     try:
-        flags = {"CORECODER_BASE_URL": args.base_url, "CORECODER_API_KEY": args.api_key}
+        flags = {"CORECODER_BASE_URL": args.base_url, "CORECODER_API_KEY": args.api_key,
+                 "CORECODER_MAX_TOKENS": args.max_tokens, "CORECODER_TEMPERATURE": args.temperature}
         app = start(args.model, yes=args.yes, resume=args.resume, trust=args.trust_project,
                     ask_trust=ask, settings={k: v for k, v in flags.items() if v})
     except STARTUP_ERRORS as e:

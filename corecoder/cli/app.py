@@ -131,7 +131,7 @@ def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes
     consent = Consent(None, allow_all=yes, home=config.home)
     checkpoints = Checkpoints(config.home, cwd, session=log.id)
     agent = build_agent(llm, cwd, tools=tools, window=config.context_window, plan=plan, hooks=hooks,
-                        consent=consent, checkpoints=checkpoints)
+                        consent=consent, checkpoints=checkpoints, compact_at=config.compact_at)
     ledger = Ledger(load_prices(config.home))
     if log.meta is not None:  # resumed: the totals and /diff go on from where the session was
         for model, usage in log.meta["usage"]:
@@ -172,9 +172,11 @@ def connect(config: Config):
     from ..llm import LLM
 
     limits = {name: getattr(config, name) for name in ("idle_timeout", "reply_timeout")
-              if getattr(config, name) is not None}
+              if getattr(config, name) is not None}  # the client's defaults otherwise
+    # sent only when set, and dropped (or renamed) for good if the provider refuses them
+    options = {"max_tokens": config.max_tokens, "temperature": config.temperature}
     return LLM(config.model, base_url=config.base_url, api_key=config.api_key, stream=config.stream,
-               keep_reasoning=config.provider.reasoning_in_history, **limits)
+               keep_reasoning=config.provider.reasoning_in_history, **limits, **options)
 
 
 def unexpected(error: Exception) -> str:

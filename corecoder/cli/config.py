@@ -83,6 +83,9 @@ class Config:
     notes: tuple[str, ...] = ()  # what the user should know about these settings
     idle_timeout: float | None = None  # seconds; None: the client's default (llm.IDLE_TIMEOUT)
     reply_timeout: float | None = None  # seconds for a whole reply (llm.REPLY_TIMEOUT)
+    max_tokens: int | None = None  # of a reply; None: not sent (the provider's default)
+    temperature: float | None = None  # None: not sent
+    compact_at: float | None = None  # the share of the window where compaction starts (0.8)
 
     @property
     def label(self) -> str:
@@ -180,6 +183,9 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
         context_window=_positive(settings, "CORECODER_CONTEXT_WINDOW", int, "tokens"),
         idle_timeout=_positive(settings, "CORECODER_IDLE_TIMEOUT", float, "seconds"),
         reply_timeout=_positive(settings, "CORECODER_REPLY_TIMEOUT", float, "seconds"),
+        max_tokens=_positive(settings, "CORECODER_MAX_TOKENS", int, "tokens"),
+        temperature=_between(settings, "CORECODER_TEMPERATURE", 0, 2, "a temperature"),
+        compact_at=_between(settings, "CORECODER_COMPACT_AT", 0.1, 0.95, "a share of the window"),
         stream=(provider.stream
                 and _get(settings, "CORECODER_STREAM") not in ("0", "false", "no", "off")),
         notes=tuple(notes),
@@ -227,6 +233,23 @@ def _positive(settings: Mapping[str, str], name: str, kind: type, unit: str):
         value = 0
     if not 0 < value < float("inf"):
         raise ConfigError(f"{name} must be a positive number of {unit}, got {raw!r}")
+    return value
+
+
+def _between(settings: Mapping[str, str], name: str, low: float, high: float,
+             what: str) -> float | None:
+    """The setting `name` as a number from `low` to `high` (a share may be written 80%), None
+    when unset; ConfigError otherwise."""
+    raw = _get(settings, name)
+    if raw is None:
+        return None
+    text = raw.strip()
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be {what} from {low:g} to {high:g}, got {raw!r}")
     return value
 
 

@@ -263,6 +263,11 @@ class Repl:
         used = Estimate().of(self.agent.request(), tools_tokens(schemas))
         self.say(f"context: ~{used:,} of {window:,} tokens ({used / window:.0%}) · "
                  f"{len(self.agent.messages)} messages · {len(schemas)} tools")
+        policy = self.agent.context
+        if hasattr(policy, "high"):  # the Compactor: where it starts, and what it cuts down to
+            self.say(f"compaction: at {policy.high:.0%} of the window "
+                     f"(~{round(window * policy.high):,} tokens), down to {policy.low:.0%}; "
+                     "CORECODER_COMPACT_AT moves where it starts", "dim")
         files = instruction_files(self.cwd)  # read once, where the session started
         self.say("project instructions: "
                  + (", ".join(str(f) for f in files) if files else "none (AGENTS.md)"),

@@ -4,7 +4,7 @@ never costs the user their own work; the gates in the order of authority; trust 
 project; the project's instructions, read once from its own files.
 authoring/coverage.py says how a table is read."""
 
-budget = 200  # net lines its export cells may hold
+budget = 198  # net lines its export cells may hold
 
 export = {
     "permissions.py": (

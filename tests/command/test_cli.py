@@ -148,6 +148,46 @@ def test_ctrl_c_during_a_tool_call_exits_130(tmp_path):
     assert out == ""
 
 
+def test_v_prints_the_version_and_r_resumes_as_upstreams_command_does(tmp_path):
+    from corecoder import __version__
+
+    assert corecoder("-v", cwd=tmp_path, env=environment(None, tmp_path)).stdout == f"corecoder {__version__}\n"
+    with ScriptServer(["first answer", "second answer"]) as server:
+        env = environment(server, tmp_path / "home")
+        assert corecoder("-p", "hi", cwd=tmp_path, env=env).returncode == 0
+        [saved] = (tmp_path / "home" / "sessions").glob("*.jsonl")
+        again = corecoder("-p", "and again?", "-r", saved.stem, cwd=tmp_path, env=env)
+        second = server.requests[-1]["body"]["messages"]
+    assert again.returncode == 0 and again.stdout.strip() == "second answer"
+    assert [m["content"] for m in second if m["role"] == "user"][-2:] == ["hi", "and again?"]
+
+
+def test_max_tokens_and_temperature_are_sent_only_when_set_and_dropped_when_refused(tmp_path):
+    """As flags or settings; a provider that refuses temperature (a reasoning model) is asked again
+    without it, and max_tokens becomes max_completion_tokens where only that is known."""
+    with ScriptServer(["plain", "set"], reject=("temperature", "max_tokens")) as server:
+        env = environment(server, tmp_path / "home")
+        assert corecoder("-p", "hi", cwd=tmp_path, env=env).returncode == 0
+        flags = corecoder("-p", "hi", "--max-tokens", "500", "--temperature", "0.2", cwd=tmp_path,
+                          env=env)
+        bodies = [r["body"] for r in server.requests]
+    assert flags.returncode == 0 and flags.stdout.strip() == "set", flags.stderr
+    assert not {"max_tokens", "temperature", "max_completion_tokens"} & set(bodies[0])
+    sent = [{k: body[k] for k in ("max_tokens", "max_completion_tokens", "temperature") if k in body}
+            for body in bodies[1:]]
+    assert sent == [{"max_tokens": 500, "temperature": 0.2},  # refused: max_tokens
+                    {"max_completion_tokens": 500, "temperature": 0.2},  # refused: temperature
+                    {"max_completion_tokens": 500}]  # answered
+
+
+def test_compact_at_moves_where_compaction_starts_and_context_says_where(repl, tmp_path):
+    shell, out = repl(ScriptedLLM(["hello there"]), "/context",
+                      env={"OPENAI_API_KEY": "x", "HOME": str(tmp_path), "CORECODER_COMPACT_AT": "0.6"})
+    shell.run()
+    assert (shell.agent.context.high, shell.agent.context.low) == (0.6, 0.3)
+    assert "compaction: at 60% of the window" in out.getvalue() and "down to 30%" in out.getvalue()
+
+
 def test_help_does_not_import_the_heavy_libraries():
     run = subprocess.run([sys.executable, "-X", "importtime", "-m", "corecoder", "--help"], capture_output=True,
                          text=True, check=True)

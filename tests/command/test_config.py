@@ -319,6 +319,25 @@ def test_a_bad_context_window_names_the_variable(tmp_path, home, raw):
         load(tmp_path, home, CORECODER_CONTEXT_WINDOW=raw)
 
 
+def test_max_tokens_temperature_and_where_compaction_starts_are_read_only_when_set(tmp_path, home):
+    unset = load(tmp_path, home)
+    assert (unset.max_tokens, unset.temperature, unset.compact_at) == (None, None, None)
+    config = load(tmp_path, home, CORECODER_MAX_TOKENS="4_096", CORECODER_TEMPERATURE="0",
+                  CORECODER_COMPACT_AT="70%")
+    assert (config.max_tokens, config.temperature, config.compact_at) == (4_096, 0.0, 0.7)
+    assert load(tmp_path, home, CORECODER_COMPACT_AT="0.6").compact_at == 0.6
+
+
+@pytest.mark.parametrize("name, raw", [("CORECODER_MAX_TOKENS", "many"), ("CORECODER_MAX_TOKENS", "0"),
+                                       ("CORECODER_TEMPERATURE", "hot"), ("CORECODER_TEMPERATURE", "2.5"),
+                                       ("CORECODER_TEMPERATURE", "-0.1"), ("CORECODER_TEMPERATURE", "nan"),
+                                       ("CORECODER_COMPACT_AT", "1"), ("CORECODER_COMPACT_AT", "99%"),
+                                       ("CORECODER_COMPACT_AT", "0.05"), ("CORECODER_COMPACT_AT", "late")])
+def test_a_bad_setting_names_the_variable_and_what_it_must_be(tmp_path, home, name, raw):
+    with pytest.raises(ConfigError, match=f"{name} must be .*, got {raw!r}"):
+        load(tmp_path, home, **{name: raw})
+
+
 # --- the preset table ----------------------------------------------------------------
 
 
