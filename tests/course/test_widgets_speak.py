@@ -49,7 +49,7 @@ def test_the_stream_scrubber_speaks_chinese_and_still_does_after_a_slide():
 
 
 def test_the_context_gauge_speaks_chinese_and_still_does_after_a_slide():
-    gauge = Gauge(type("Fixed", (), {"tiers": (0.5, 0.7, 0.9)})())
+    gauge = Gauge(type("Fixed", (), {"high": 0.8, "low": 0.4})())
     for n in (1, 2):
         r = GaugeRound(n, 1_000 * n, 10_000)
         r.sent, r.events = [user("go"), assistant("ok")], [Compacted("trim", 1_000 * n, 500)]

@@ -138,7 +138,7 @@ def test_the_long_task_finds_where_a_passing_policy_is_not_enough(tmp_path):
     mine = next(line for line in said.splitlines() if line.lstrip().startswith("your engine"))
     assert mine.split()[2] == "10"  # rounds: it stopped at round 10
     assert "error at round 10: a request of" in said and "over the window" in said
-    assert "parts from the shipped engine's at request 7, message 6:" in said
+    assert "parts from the shipped engine's at request 9, message 6:" in said
     assert "characters cut; trimmed" in said
     assert said.endswith("your pieces it called: ch04.policy (1 of 1 kept)")
 
