@@ -3,7 +3,8 @@
 Plan mode: while it is on, tools that change files or run commands are refused, whoever
 would allow them (--yes included), so the agent investigates and proposes a plan first.
 
-Consent: tools that only read run at once; tools that change things ask first. The
+Consent: calls that only read run at once (a reading tool, or a bash command that only
+reads: `Tool.reads`); the others ask first. The
 question is put through a callback, `ask(tool, args)`, which answers "once", "always" or
 "deny": the REPL asks in the terminal, a notebook can answer with buttons, a test with a
 lambda. With nobody to ask (`-p` without `--yes`), a mutating call is refused and the model
@@ -56,7 +57,7 @@ class Consent(Gate):
         self.asking = threading.Lock()
 
     def before(self, tool: Tool, args: dict, workspace: Workspace) -> str | None:
-        if not tool.mutating or self.allow_all:
+        if self.allow_all or tool.reads(args, workspace):  # --yes, or a call that only reads
             return None
         project = project_key(workspace.cwd)
         if tool.name in self._allowed(project):

@@ -24,6 +24,11 @@ class Tool:
     def run(self, ws: Workspace, **args) -> str:
         raise NotImplementedError
 
+    def reads(self, args: dict, ws: Workspace) -> bool:
+        """Does this call only read? Consent runs it without a question. (Bash tells its
+        commands apart: `git log` reads, `git commit` does not.)"""
+        return not self.mutating
+
     def state(self, ws: Workspace) -> str:
         """What this tool keeps in the workspace that the model must always see (the todo
         tool: the list), or "". The agent tells it to the model, and again when it changes.

@@ -105,9 +105,9 @@ def ended(proc: subprocess.Popen, timeout: float) -> tuple[str, str]:
                              f"{err[-8000:]}") from None
 
 
-def corecoder(*args, cwd: Path, env: dict, **kwargs) -> subprocess.CompletedProcess:
+def corecoder(*args, cwd: Path, env: dict, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "corecoder", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=60, **kwargs)
+                          text=True, timeout=timeout, **kwargs)
 
 
 def read_until(fd: int, pattern: str, seen: bytearray, timeout: float = 15) -> str:

@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # classes of defence) is in benchmarks/README.md, beside the before/after table. "chapters 1-6" and
 # "engine" are ceilings.
 BUDGETS = {
-    "chapter 1": 310, "chapter 2": 838, "chapter 3": 322, "chapter 4": 193, "chapter 5": 74,
+    "chapter 1": 310, "chapter 2": 842, "chapter 3": 322, "chapter 4": 193, "chapter 5": 74,
     "chapter 6": 141, "chapter 7": 500, "chapter 8": 322, "chapter 9": 326,
-    "hardening of chapters 1-6": 692, "hardening of chapters 7-9": 214,
-    "chapters 1-6": 2_570, "engine": 3_932,
+    "hardening of chapters 1-6": 742, "hardening of chapters 7-9": 214,
+    "chapters 1-6": 2_624, "engine": 3_986,
 }
 MEASURED = totals(measure(ROOT / "corecoder"))
 

@@ -81,6 +81,9 @@ class Bash(Tool):
         # what a killed corecoder left: the scratch folders of its calls
         remove_stale(Path(tempfile.gettempdir()), SCRATCH, folders=True)
 
+    def reads(self, args: dict, ws: Workspace) -> bool:
+        return reads_only(args.get("command"), ws.cwd)  # `ls`, `git log`: only a read
+
     def stop_all(self) -> None:
         """Kill every command still running, with all it started. For the moment the agent's
         process ends (a closed terminal, SIGTERM, a second Ctrl+C): a command runs in a process
@@ -436,3 +439,75 @@ BLOCKED_COMMANDS: tuple[tuple[regex.Pattern | Parsed, str], ...] = (
 
 
 GUARD_SECONDS = 2.0  # to read the command and judge it; a command that needs more is refused
+
+
+# --- defences: the commands that only read, which consent lets run without a question -----------
+
+# Each program that only reads, with the options that would make it write a file or run another
+# program; a word that is one of them (or `--option=...`, or a cluster of short options holding
+# the letter) makes the command ask. A program missing here asks, as any command did before.
+READERS = {
+    "ls": (), "cat": (), "head": (), "tail": (), "wc": (), "pwd": (), "echo": (), "stat": (),
+    "du": (), "df": (), "diff": (), "which": (), "basename": (), "dirname": (), "realpath": (),
+    "grep": (), "egrep": (), "fgrep": (), "file": ("-C",), "tree": ("-o",),
+    "sort": ("-o", "--output", "--compress-program"), "rg": ("--pre",),
+    "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
+             "-fls"),
+}
+# git's reading subcommands, and the options that write a file or run a program of the config's
+GIT_READERS = ("status", "diff", "log", "show", "blame")
+GIT_WRITES = ("--output", "--ext-diff", "--textconv")
+# what a repository's own .git/config can make even a reading git run: a program of its choosing
+GIT_RUNS = regex.compile(r"(?i)fsmonitor|external|textconv|filter|pager|include|askpass|editor|"
+                         r"sshcommand|hookspath|process")
+SHELL_SYNTAX = set(";&|<>$`()\n\r")  # what chains, redirects or substitutes: then it asks
+
+
+def reads_only(command: str, cwd: Path) -> bool:
+    """True if `command` is one program that only reads, with no option that writes or runs
+    another: `ls -la src`, `grep -rn TODO .`, `git log --oneline -5`. Anything the shell would
+    chain, redirect or substitute is not: it asks, as does anything this cannot read."""
+    if not isinstance(command, str) or SHELL_SYNTAX & set(command):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:  # an unclosed quote
+        return False
+    if not words:
+        return False
+    program, options = words[0], words[1:]
+    if program == "git":
+        if not options or options[0] not in GIT_READERS or _git_config_runs(cwd):
+            return False
+        forbidden = GIT_WRITES
+    elif program in READERS:
+        forbidden = READERS[program]
+    else:
+        return False
+    return not any(_is_option(word, option) for word in options for option in forbidden)
+
+
+def _is_option(word: str, option: str) -> bool:
+    """`word` gives `option`: itself; a long option with its value or cut short, as getopt and
+    git take it (`--output=x`, `--outp x`); short options holding it (`-no x` for -o)."""
+    if word == option:
+        return True
+    if option.startswith("--"):
+        name = word.split("=", 1)[0]
+        return len(name) > 2 and name.startswith("--") and option.startswith(name)
+    single = len(option) == 2 and option[0] == "-"
+    return single and word[:1] == "-" and word[1:2] != "-" and option[1] in word[1:]
+
+
+def _git_config_runs(cwd: Path) -> bool:
+    """The repository's own config names something git may run (a filter, an fsmonitor, a
+    pager...), or cannot be read: then even `git status` asks first."""
+    for folder in (cwd, *cwd.parents):
+        dot_git = folder / ".git"
+        if dot_git.exists():
+            try:
+                config = (dot_git / "config").read_bytes()[:1_000_000].decode("utf-8", "replace")
+            except OSError:
+                return not dot_git.is_dir()  # a worktree's .git file: its config is elsewhere
+            return bool(GIT_RUNS.search(config))
+    return False

@@ -73,4 +73,10 @@ skip = [
          "_INTERPRETER _ROOT_OR_HOME _DISK _MAIN Command Parsed parsed simple_commands "
          "is_download plain program_words short_option wipes writes_a_disk runs_a_download "
          "force_pushes_main _STOPS _RM_ROOT _FORCE_MAIN BLOCKED_COMMANDS GUARD_SECONDS")},
+    {"why": ("the commands that only read (ls, grep, git log...), which chapter 8's consent lets "
+             "run without a question: a table of programs and the options that would make them "
+             "write, and a repository's config that would make git run a program"),
+     "tools/bash.py": (
+         "READERS GIT_READERS GIT_WRITES GIT_RUNS SHELL_SYNTAX reads_only _is_option "
+         "_git_config_runs")},
 ]

@@ -353,3 +353,79 @@ def test_a_command_that_redirects_its_own_output_still_times_out(tmp_path):
 
 
 # The guard's time limit, and each category in generated spellings: tests/reliability/test_guard.py
+
+
+# --- what consent lets run without a question: a property that tries to sneak a write through ------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from corecoder.tools.bash import READERS, reads_only  # noqa: E402
+
+PROGRAMS = [*READERS, "git status", "git diff", "git log", "git show", "git blame a.txt", "touch",
+            "rm", "cp a.txt", "tee", "sed -i s/a/b/", "git commit -am x", "git -c core.pager=touch log"]
+PIECES = ["a.txt", "b.txt", "*.txt", "-n", "-r", ".", "-la", "--", "x",  # harmless words
+          "-o out", "-no out", "--output=out", "--outp out", "--out=out", "-delete", "-exec touch out {} +",
+          "-fprint out", "--pre touch", "-C", "--compress-program=touch",  # options that write or run
+          "> out", ">> out", "| tee out", "$(touch out)", "`touch out`", "; touch out", "&& touch out",
+          "|| touch out", "& touch out", "\ntouch out", "<(touch out)", "'a.txt'", '"$(touch out)"']
+
+
+def snapshot(root):
+    return {str(p.relative_to(root)): (p.stat().st_mtime_ns, p.read_bytes() if p.is_file() else b"")
+            for p in sorted(root.rglob("*")) if ".git" not in p.parts}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(program=st.sampled_from(PROGRAMS), pieces=st.lists(st.sampled_from(PIECES), max_size=4))
+def test_a_command_let_through_as_reading_never_changes_a_file(tmp_path, program, pieces):
+    """Whatever the program and its words, a command `reads_only` lets run without a question
+    changes nothing when bash runs it: no file made, changed or removed."""
+    import subprocess
+
+    command = " ".join([program, *pieces])
+    if not reads_only(command, tmp_path):
+        return
+    if not (tmp_path / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+        (tmp_path / "a.txt").write_text("b\na\n")
+        (tmp_path / "b.txt").write_text("a\n")
+    before = snapshot(tmp_path)
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, timeout=10,
+                   stdin=subprocess.DEVNULL)
+    assert snapshot(tmp_path) == before, command
+
+
+@pytest.mark.parametrize("command", ["ls -la", "grep -rn TODO .", "git log --oneline -5", "cat 'a b.txt'",
+                                     "find . -name '*.py'", "sort a.txt", "git diff --stat"])
+def test_reading_commands_are_told_apart(tmp_path, command):
+    assert reads_only(command, tmp_path)
+
+
+@pytest.mark.parametrize("command", ["sort -o x a", "sort --outp=x a", "find . -delete", "ls > x", "cat a | tee b",
+                                     "echo $(touch x)", "git diff --output=x", "git commit -m x", "FOO=1 ls",
+                                     "/bin/ls", "ls\nrm x", "grep 'x", "rg --pre touch x .", "tree -o out", ""])
+def test_anything_else_asks(tmp_path, command):
+    assert not reads_only(command, tmp_path)
+
+
+# Each way a reading program can write a file or run another, written out by hand (not derived from
+# READERS, so that an entry missing there is caught here): bash really writes `out` with it.
+WRITING_READERS = ["sort -o out a.txt", "sort -no out a.txt", "sort --output=out a.txt", "sort --outp=out a.txt",
+                   "find . -delete", "find . -exec touch out {} +", "find . -execdir touch out {} +",
+                   "find . -fprint out", "find . -fprint0 out", "find . -fprintf out %p", "find . -fls out",
+                   "git diff --output=out", "git log --output=out", "git show --output=out"]
+
+
+@pytest.mark.parametrize("command", WRITING_READERS)
+def test_each_way_a_reading_program_writes_asks(tmp_path, command):
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "a.txt").write_text("b\na\n")
+    subprocess.run("git add a.txt && git -c user.name=t -c user.email=t@t commit -qm a && echo c >> a.txt",
+                   shell=True, cwd=tmp_path, check=True)
+    assert not reads_only(command, tmp_path)
+    before = snapshot(tmp_path)
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, timeout=10)
+    assert snapshot(tmp_path) != before  # it does write: the list tells the truth

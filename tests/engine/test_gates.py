@@ -277,3 +277,44 @@ def test_consent_questions_from_workers_running_at_once_never_overlap(tmp_path):
     build_agent(FunctionLLM(model), tmp_path, consent=Consent(ask)).chat("go")
     assert len(overlapped) == 4 and not any(overlapped)  # the agent call itself, then one per worker
     assert sorted(p.name for p in tmp_path.glob("*.txt")) == ["a.txt", "b.txt", "c.txt"]
+
+
+# --- commands that only read run without a question ------------------------------------------------
+
+def bash(command):
+    return {"name": "bash", "arguments": {"command": command}}
+
+
+def test_a_command_that_only_reads_runs_without_a_question_and_one_that_writes_asks(tmp_path):
+    (tmp_path / "notes.txt").write_text("a note\n")
+    asked = []
+    listed, grepped, redirected, committed = run(
+        tmp_path, [bash("ls"), bash("grep -n note notes.txt"), bash("cat notes.txt > copy.txt"),
+                   bash("git log --oneline")],
+        [Consent(lambda tool, args: asked.append(args["command"]) or "deny")])
+    assert "notes.txt" in listed and "1:a note" in grepped
+    assert asked == ["cat notes.txt > copy.txt"] and "the user said no" in redirected
+    assert not (tmp_path / "copy.txt").exists()
+    assert "refused" not in committed  # git log reads: no question (no repository here: git says so)
+
+
+def test_with_nobody_to_ask_a_reading_command_still_runs(tmp_path):
+    (tmp_path / "notes.txt").write_text("a note\n")
+    listed, written = run(tmp_path, [bash("wc -l notes.txt"), bash("sort -o notes.txt notes.txt")],
+                          [Consent(None)])
+    assert listed.startswith("1 notes.txt")
+    assert "there is nobody to allow it" in written
+
+
+def test_git_reads_ask_first_in_a_repository_whose_config_names_a_program(tmp_path):
+    """A repository's own .git/config can make `git status` run a program (core.fsmonitor, a
+    filter, a pager...): in such a repository even a reading git command is asked about."""
+    import subprocess
+
+    from corecoder.tools.bash import reads_only
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert reads_only("git status", tmp_path) and reads_only("git log -3", tmp_path / "sub")
+    with open(tmp_path / ".git" / "config", "a") as config:
+        config.write("[core]\n\tfsmonitor = ./run-me.sh\n")
+    assert not reads_only("git status", tmp_path) and reads_only("ls", tmp_path)
