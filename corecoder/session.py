@@ -2,12 +2,16 @@
 
 A session is an append-only JSONL file, `HOME/sessions/<id>.jsonl`, one record a line:
 
-    {"type": "meta", "id": ..., "created": ..., "cwd": ..., "model": ...}   always first
+    {"type": "meta", "id": ..., "created": ..., "cwd": ..., "model": ..., "format": 1}   first
     {"type": "message", "message": {...}}          one per message added to the history
     {"type": "model", "model": ...}                the model was switched
     {"type": "history", "messages": [...]}         the history was rewritten (compaction)
     {"type": "todos", "todos": [...]}              the todo list changed
     {"type": "usage", "model": ..., "usage": {...}}   one model call's tokens (for /tokens)
+
+A file whose meta line names a newer format than FORMAT is refused, in one line: what a newer
+engine writes, this one may read wrong. A file with no format (written before formats) has the
+same records as format 1, and is read as it is.
 
 Replay starts from the last "history" record and applies the messages after it. Nothing
 written is rewritten, so a crash can only cut the last line short: `load` drops it and
@@ -45,6 +49,7 @@ except ImportError:  # Windows
 
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+FORMAT = 1  # of the session file, in its meta line: a file of a newer format is not resumed
 
 
 class SessionError(Exception):
@@ -89,7 +94,11 @@ class SessionLog:
         self.said: dict[type, list[str]] = {TextDelta: [], ReasoningDelta: []}  # this round's
         if resume:
             self.claim()
-            self.logged, self.meta = load(home, self.id)
+            try:
+                self.logged, self.meta = load(home, self.id)
+            except BaseException:  # not resumed: the lock goes with the attempt
+                self.close()
+                raise
             self.model = self.meta.get("model") or ""
             self.todos = self.meta["todos"]
             damaged = self.meta.pop("damaged")
@@ -190,7 +199,8 @@ class SessionLog:
                     return  # no file for a session that never said anything
                 created = datetime.now().astimezone().isoformat(timespec="seconds")
                 lines.append({"type": "meta", "id": self.id, "created": created,
-                              "cwd": str(self.agent.workspace.cwd), "model": model})
+                              "cwd": str(self.agent.workspace.cwd), "model": model,
+                              "format": FORMAT})
             elif model != self.model:
                 lines.append({"type": "model", "model": model})
             old, early = self.logged, self.calling
@@ -452,12 +462,28 @@ def _read(path: Path) -> bytes:
         with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                 raise SessionError(f"cannot read session {path.stem!r}: not a regular file")
-            return f.read()
+            return _known_format(f.read(), path)
     except FileNotFoundError:
         raise SessionError(f"no session {path.stem!r} in {path.parent}; /sessions lists "
                            "them") from None
     except OSError as e:  # a directory, a link planted since the check, no permission
         raise SessionError(f"cannot read session {path.stem!r}: {e.strerror or e}") from None
+
+
+def _known_format(data: bytes, path: Path) -> bytes:
+    """The file's bytes, unless its meta line says a newer engine wrote it: this one might
+    read it wrong, and a resume would append to it in an older format. (A first line that is
+    not a record is the replay's to report, as damage.)"""
+    try:
+        first = json.loads(data.split(b"\n", 1)[0])
+    except (ValueError, RecursionError):  # RecursionError: a line nested too deep
+        return data
+    written = first.get("format") if isinstance(first, dict) else None
+    if type(written) is int and written > FORMAT:
+        raise SessionError(f"session {path.stem!r} was written by a newer corecoder (session "
+                           f"format {written}; this one reads up to {FORMAT}): upgrade "
+                           "corecoder to resume it")
+    return data
 
 
 def _legal_head(messages: list[dict]) -> list[dict]:

@@ -19,7 +19,7 @@ from corecoder.context import Compactor
 from corecoder.events import Finished
 from corecoder.executor import RunInParallel
 from corecoder.messages import INTERRUPTED, Reply, ToolCall, Usage, assistant, tool_result, user
-from corecoder.session import CUT_SHORT, SessionError, SessionLog, list_sessions, load, repair, session_path
+from corecoder.session import CUT_SHORT, FORMAT, SessionError, SessionLog, list_sessions, load, repair, session_path
 from corecoder.testing import ScriptServer
 from corecoder.tool import Tool
 from helpers import Boom, Echo, call, corecoder, environment, run_and_kill
@@ -46,7 +46,7 @@ def test_a_session_records_meta_then_each_message_as_it_joins_the_history(tmp_pa
     agent.chat("go")
     lines = records(log.path)
     assert lines[0] == {"type": "meta", "id": log.id, "created": lines[0]["created"],
-                        "cwd": str(tmp_path.resolve()), "model": "scripted"}
+                        "cwd": str(tmp_path.resolve()), "model": "scripted", "format": FORMAT}
     assert [r["type"] for r in lines[1:]] == ["message"] * 5
     assert [r["message"] for r in lines[1:]] == agent.messages
     messages, meta = load(tmp_path / "home", log.id)
@@ -355,6 +355,40 @@ def test_the_command_resumes_a_session_whose_meta_fields_are_of_the_wrong_kind(t
     assert "carried on" in run.stdout
     assert "line 1 is a meta record whose model is not text: skipped, the rest is resumed" in run.stderr
     assert server.requests[0]["body"]["model"] == "scripted"  # the model the environment names
+
+
+def test_a_new_session_says_its_format_in_its_meta_line(tmp_path):
+    agent = make(tmp_path, ["hi"])
+    log = SessionLog(tmp_path).attach(agent)
+    agent.chat("go")
+    assert records(log.path)[0]["format"] == FORMAT == 1
+
+
+@pytest.mark.parametrize("written", [FORMAT + 1, 99])
+def test_a_session_of_a_newer_format_is_refused_in_one_line_and_listed_as_such(tmp_path, written):
+    path = session_file(tmp_path / "home", message(assistant("from the future")),
+                        meta={"type": "meta", "id": "odd", "model": "scripted", "format": written})
+    before = path.read_bytes()
+    with pytest.raises(SessionError, match=f"written by a newer corecoder \\(session format {written}; this one "
+                                           f"reads up to {FORMAT}\\): upgrade corecoder to resume it"):
+        SessionLog(tmp_path / "home", "odd", resume=True)
+    (row,) = list_sessions(tmp_path / "home")
+    assert "newer corecoder" in row.preview
+    with ScriptServer(["never asked"]) as server:
+        run = corecoder("-p", "and now?", "-r", "odd", cwd=tmp_path, env=environment(server, tmp_path / "home"))
+    assert run.returncode == 1 and "Traceback" not in run.stderr and server.requests == []
+    assert "newer corecoder" in run.stderr and path.read_bytes() == before  # nothing appended
+
+
+@pytest.mark.parametrize("meta", [{"type": "meta", "id": "odd", "model": "scripted"},  # before formats
+                                  {"type": "meta", "id": "odd", "model": "scripted", "format": 1},
+                                  {"type": "meta", "id": "odd", "model": "scripted", "format": "2"},
+                                  {"type": "meta", "id": "odd", "model": "scripted", "format": True}])
+def test_a_session_of_this_format_or_older_or_a_format_that_is_not_a_number_resumes(tmp_path, meta):
+    session_file(tmp_path, message(assistant("hello")), meta=meta)
+    agent = make(tmp_path, ["carried on"])
+    SessionLog(tmp_path, "odd", resume=True).attach(agent)
+    assert agent.chat("and now?") == "carried on" and agent.messages[1] == assistant("hello")
 
 
 DEEP = '{"type": "message", "message": ' + "[" * 100_000  # json.loads raises RecursionError, not ValueError
