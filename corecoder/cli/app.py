@@ -168,8 +168,13 @@ def start_mcp(config: Config, cwd: Path, agent: Agent, warn, trusted: bool = Tru
 
 
 def connect(config: Config):
-    """The real client for a config: how the command starts, and how /model switches."""
+    """The real client for a config: how the command starts, and how /model switches. (The
+    mock provider's model is a script file, played offline: to try hooks, MCP or settings with
+    no key.)"""
     from ..llm import LLM
+
+    if config.provider.name == "mock":
+        return play(Path(config.model))
 
     limits = {name: getattr(config, name) for name in ("idle_timeout", "reply_timeout")
               if getattr(config, name) is not None}  # the client's defaults otherwise
@@ -177,6 +182,18 @@ def connect(config: Config):
     options = {"max_tokens": config.max_tokens, "temperature": config.temperature}
     return LLM(config.model, base_url=config.base_url, api_key=config.api_key, stream=config.stream,
                keep_reasoning=config.provider.reasoning_in_history, **limits, **options)
+
+
+def play(script: Path):
+    """`-m mock/PATH`: the script file at PATH (as `python -m corecoder.testing.serve` reads it: a
+    JSON list of turns, or {"model", "turns"}) as the model. ConfigError if it cannot be played."""
+    from ..scripted import ScriptedLLM, ScriptError
+
+    try:
+        return ScriptedLLM.from_json(script)
+    except (OSError, ValueError, KeyError, TypeError, ScriptError) as e:
+        raise ConfigError(f"mock/{script}: cannot play it as a script ({e}); give a JSON file "
+                          'that lists the turns: ["hello", {"tool_calls": [...]}, ...]') from None
 
 
 def unexpected(error: Exception) -> str:

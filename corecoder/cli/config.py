@@ -62,6 +62,8 @@ PROVIDERS: Mapping[str, Provider] = MappingProxyType({p.name: p for p in (
     Provider("mistral", "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",)),
     Provider("gemini", "https://generativelanguage.googleapis.com/v1beta/openai/",
              ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+    # offline: `-m mock/script.json` plays a script file (a JSON list of turns) as the model
+    Provider("mock", None, (), needs_key=False),
 )})
 
 DEFAULT_MODEL = "gpt-4o-mini"

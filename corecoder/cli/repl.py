@@ -45,6 +45,8 @@ HELP = (
     ("/diff", "the files the agent changed in this session"),
     ("/save", "write the session to disk now (it is saved as you go, too)"),
     ("/sessions", "the saved sessions; resume one with `corecoder --resume ID`"),
+    ("/session", "this session: its id, its file and size, when it started"),
+    ("/providers", "the provider presets, their endpoints, and which have a key set"),
     ("/mcp [reconnect NAME]", "the MCP servers and their state; restart one"),
     ("/tools", "the tools the model is offered, MCP tools included"),
     ("/reset", "start over: clear the history and the todo list"),
@@ -77,7 +79,8 @@ class Repl:
         self.commands = {"help": self.help, "model": self.model, "tokens": self.tokens,
                          "compact": self.compact, "context": self.context, "plan": self.plan,
                          "undo": self.undo, "diff": self.diff, "save": self.save,
-                         "sessions": self.sessions, "mcp": self.mcp, "reset": self.reset,
+                         "sessions": self.sessions, "session": self.this_session,
+                         "providers": self.providers, "mcp": self.mcp, "reset": self.reset,
                          "tools": self.tools,
                          "quit": self.quit, "exit": self.quit}
 
@@ -203,6 +206,7 @@ class Repl:
             config = load_config(self.cwd, self.env, model=name,
                                  project_routes=self.app.trusted)
             require_key(config)
+            llm = self.connect(config)  # each call is priced by the model that served it
         except ConfigError as e:
             self.say(f"still {self.config.label}: {e}", "red")
             return
@@ -210,7 +214,7 @@ class Repl:
             # Reasoning kept for DeepSeek/Kimi is a field other APIs may reject as unknown.
             for message in self.agent.messages:
                 message.pop("reasoning_content", None)
-        self.agent.llm = self.connect(config)  # each call is priced by the model that served it
+        self.agent.llm = llm
         self.app.config = config
         self.app.log.save()  # so that a resume after /quit picks the new model
         self.say(f"model: {config.label} (the conversation carries on)")
@@ -314,6 +318,32 @@ class Repl:
             used = datetime.fromtimestamp(row.modified).strftime("%Y-%m-%d %H:%M")
             self.say(f"{mark} {row.id}  {used}  {row.messages:>4} messages  "
                      f"{shorten(row.cwd or '?', 40, tail=1)}  {row.preview}")
+
+    def this_session(self, arg: str = "") -> None:
+        log = self.app.log
+        try:
+            log.save()  # so that the file is there to name, and its size is now's
+            with open(log.path, "rb") as f:
+                size, first = os.fstat(f.fileno()).st_size, json.loads(f.readline())
+            started = first.get("created") or "when, its first line does not say"
+        except (OSError, ValueError, AttributeError) as e:
+            self.say(f"session {log.id}: {log.path} cannot be read ({e})", "red")
+            return
+        self.say(f"session {log.id}: {log.path} ({size:,} bytes), started {started}")
+        self.say(f"resume it with: corecoder --resume {log.id}", "dim")
+
+    def providers(self, arg: str = "") -> None:
+        from .config import PROVIDERS
+
+        for provider in PROVIDERS.values():
+            keys = provider.key_env or ()
+            held = [name for name in keys if self.env.get(name) or os.environ.get(name)]
+            key = ("no key needed" if not provider.needs_key else
+                   f"key: {held[0]}" if held else f"no key ({' or '.join(keys)})")
+            where = provider.base_url or ("a script file, offline" if provider.name == "mock"
+                                          else "api.openai.com")
+            mark = "*" if provider.name == self.config.provider.name else " "
+            self.say(f"{mark} {provider.name:<11} {where:<58} {key}")
 
     def mcp(self, arg: str = "") -> None:
         hub = self.app.mcp

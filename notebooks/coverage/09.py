@@ -38,7 +38,7 @@ skip = [
             "fill, and the errors that end a task or a start in one line",
      "cli/app.py": (
          "FAILURES STARTUP_ERRORS App project_routes trust_project start_mcp connect unexpected "
-         "count_usage")},
+         "count_usage play")},
     {"why": "the REPL's commands and terminal: each command a few lines over the app's pieces; "
             "the chapter drives the REPL with a script and shows its screen",
      "cli/repl.py": (

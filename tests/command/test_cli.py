@@ -322,8 +322,8 @@ def test_help_lists_every_command(repl):
         assert usage in out.getvalue()
     documented = {word.strip("/,") for usage, _ in HELP for word in usage.split() if word.startswith("/")}
     assert set(shell.commands) == documented == {"help", "model", "tokens", "context", "compact", "plan", "undo",
-                                                 "diff", "save", "sessions", "mcp", "tools", "reset", "quit",
-                                                 "exit"}
+                                                 "diff", "save", "sessions", "session", "providers", "mcp",
+                                                 "tools", "reset", "quit", "exit"}
     for name in ("hooks.json", "mcp.json", "pricing.json", "AGENTS.md"):
         assert name in out.getvalue()
 
@@ -786,3 +786,45 @@ def test_compact_of_a_history_that_is_all_recent_turns_says_nothing_was_compacte
     shell.run()  # 4 messages: fewer than the 8 a summary keeps word for word, so no summary call
     assert "nothing to compact yet" in out.getvalue() and "history:" not in out.getvalue()
     assert len(shell.agent.messages) == 4
+
+
+def test_a_mock_model_plays_a_script_file_offline_through_the_command(tmp_path):
+    """`-m mock/PATH` needs no key and no server: the script file is the model. A file that is
+    not a script is said in one line."""
+    import json as _json
+
+    (tmp_path / "script.json").write_text(_json.dumps(
+        [{"tool_calls": [{"name": "write_file", "arguments": {"path": "hi.txt", "content": "hi\n"}}]},
+         "I wrote hi.txt."]))
+    env = environment(None, tmp_path / "home")
+    run = corecoder("-m", "mock/script.json", "-p", "write hi.txt", "--yes", cwd=tmp_path, env=env)
+    assert run.returncode == 0 and run.stdout.strip() == "I wrote hi.txt.", run.stderr
+    assert (tmp_path / "hi.txt").read_text() == "hi\n"
+    (tmp_path / "broken.json").write_text("{not json")
+    for script in ("broken.json", "missing.json"):
+        bad = corecoder("-m", f"mock/{script}", "-p", "hi", cwd=tmp_path, env=env)
+        assert bad.returncode == 1 and "Traceback" not in bad.stderr
+        assert f"mock/{script}: cannot play it as a script" in bad.stderr
+
+
+def test_providers_lists_the_presets_with_their_keys_and_session_names_this_one(repl, tmp_path):
+    env = {"OPENAI_API_KEY": "x", "HOME": str(tmp_path), "DEEPSEEK_API_KEY": "sk-d"}
+    shell, out = repl(ScriptedLLM(["hello there"]), "hi", "/providers", "/session", env=env)
+    shell.run()
+    text = out.getvalue()
+    assert re.search(r"deepseek +https://api\.deepseek\.com +key: DEEPSEEK_API_KEY", text)
+    assert re.search(r"groq .* no key \(GROQ_API_KEY\)", text) and re.search(r"ollama .* no key needed", text)
+    assert re.search(r"mock +a script file, offline", text)
+    log, flat = shell.app.log, text.replace("\n", "")  # the console wraps long lines at 100 columns
+    assert f"session {log.id}: {log.path} ({log.path.stat().st_size:,} bytes), started 20" in flat
+    assert f"resume it with: corecoder --resume {log.id}" in text
+
+
+def test_model_switches_to_a_mock_script_and_a_bad_one_leaves_the_model_as_it_was(repl, tmp_path):
+    script = tmp_path / "script.json"  # (a relative path is read from where the command runs)
+    script.write_text('["from the script"]')
+    shell, out = repl(ScriptedLLM(["hello there"]), "/model mock/nothing.json", f"/model mock/{script}", "hi")
+    shell.run()
+    text = out.getvalue().replace("\n", "")  # the console wraps long lines at 100 columns
+    assert "still openai/scripted: mock/nothing.json: cannot play it as a script" in text
+    assert f"model: mock/{script} (the conversation carries on)" in text and "from the script" in text

@@ -348,7 +348,7 @@ def test_the_preset_table_is_read_only():
 
 def test_every_preset_that_needs_a_key_names_one_and_remote_ones_use_https():
     assert set(PROVIDERS) == {"openai", "deepseek", "qwen", "kimi", "openrouter", "ollama", "llamacpp",
-                              "groq", "together", "mistral", "gemini"}
+                              "groq", "together", "mistral", "gemini", "mock"}
     for name, provider in PROVIDERS.items():
         assert provider.name == name
         assert provider.key_env or not provider.needs_key
