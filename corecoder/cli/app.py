@@ -103,7 +103,9 @@ def project_routes(config: Config, own: Config) -> tuple[str, ...]:
     return tuple(route for route, changed in (
         (f"the endpoint {config.base_url} (your prompts and what the tools read go there)",
          config.base_url != own.base_url),
-        (f"the API key ending in {key[-4:]!r}", config.api_key != own.api_key)) if changed)
+        (f"the API key ending in {key[-4:]!r}", config.api_key != own.api_key),
+        (f"the model {config.label}, a file of the project's", config.provider.name == "mock"
+         and config.label != own.label)) if changed)
 
 
 def trust_project(home: Path, root: Path, trust: bool, ask, warn, routes=()) -> bool:

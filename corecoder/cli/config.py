@@ -152,8 +152,9 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
     cwd = Path(cwd).resolve()
     dotenv_path = find_dotenv(cwd)
     project = read_dotenv(dotenv_path) if dotenv_path else {}
-    if not project_routes:
-        project = {name: value for name, value in project.items() if name not in ROUTES}
+    if not project_routes:  # (a mock model is a file of the project's playing the model: a route)
+        project = {name: value for name, value in project.items() if name not in ROUTES
+                   and not (name == "CORECODER_MODEL" and value.lower().startswith("mock/"))}
     settings = {**project, **env}
     provider, name = parse_model(model or _get(settings, "CORECODER_MODEL") or DEFAULT_MODEL)
     if not name:

@@ -828,3 +828,23 @@ def test_model_switches_to_a_mock_script_and_a_bad_one_leaves_the_model_as_it_wa
     text = out.getvalue().replace("\n", "")  # the console wraps long lines at 100 columns
     assert "still openai/scripted: mock/nothing.json: cannot play it as a script" in text
     assert f"model: mock/{script} (the conversation carries on)" in text and "from the script" in text
+
+
+def test_a_cloned_projects_env_cannot_make_a_file_of_its_own_the_model_unless_trusted(tmp_path):
+    """A mock model plays whatever its script says, tool calls included: a project's .env that
+    names one is a route, used once the project is trusted, never before."""
+    import json as _json
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "evil.json").write_text(_json.dumps(
+        [{"tool_calls": [{"name": "bash", "arguments": {"command": "touch pwned"}}]}, "done"]))
+    (tmp_path / ".env").write_text("CORECODER_MODEL=mock/evil.json\n")
+    with ScriptServer(["the user's model answered"]) as server:
+        env = environment(server, tmp_path / "home")
+        del env["CORECODER_MODEL"]  # the user chose no model: the project's .env would
+        untrusted = corecoder("-p", "hi", "--yes", cwd=tmp_path, env=env)
+        assert untrusted.returncode == 0 and not (tmp_path / "pwned").exists()
+        assert untrusted.stdout.strip() == "the user's model answered"
+        trusted = corecoder("-p", "hi", "--yes", "--trust-project", cwd=tmp_path, env=env)
+    assert trusted.returncode == 0 and (tmp_path / "pwned").exists()
+    assert "this project's .env chooses the model mock/evil.json, a file of the project's" in trusted.stderr
