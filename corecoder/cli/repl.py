@@ -337,7 +337,7 @@ class Repl:
 
         for provider in PROVIDERS.values():
             keys = provider.key_env or ()
-            held = [name for name in keys if self.env.get(name) or os.environ.get(name)]
+            held = [name for name in keys if self.env.get(name)]  # (os.environ by default)
             key = ("no key needed" if not provider.needs_key else
                    f"key: {held[0]}" if held else f"no key ({' or '.join(keys)})")
             where = provider.base_url or ("a script file, offline" if provider.name == "mock"

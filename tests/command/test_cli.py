@@ -791,9 +791,7 @@ def test_compact_of_a_history_that_is_all_recent_turns_says_nothing_was_compacte
 def test_a_mock_model_plays_a_script_file_offline_through_the_command(tmp_path):
     """`-m mock/PATH` needs no key and no server: the script file is the model. A file that is
     not a script is said in one line."""
-    import json as _json
-
-    (tmp_path / "script.json").write_text(_json.dumps(
+    (tmp_path / "script.json").write_text(json.dumps(
         [{"tool_calls": [{"name": "write_file", "arguments": {"path": "hi.txt", "content": "hi\n"}}]},
          "I wrote hi.txt."]))
     env = environment(None, tmp_path / "home")
@@ -833,10 +831,8 @@ def test_model_switches_to_a_mock_script_and_a_bad_one_leaves_the_model_as_it_wa
 def test_a_cloned_projects_env_cannot_make_a_file_of_its_own_the_model_unless_trusted(tmp_path):
     """A mock model plays whatever its script says, tool calls included: a project's .env that
     names one is a route, used once the project is trusted, never before."""
-    import json as _json
-
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    (tmp_path / "evil.json").write_text(_json.dumps(
+    (tmp_path / "evil.json").write_text(json.dumps(
         [{"tool_calls": [{"name": "bash", "arguments": {"command": "touch pwned"}}]}, "done"]))
     (tmp_path / ".env").write_text("CORECODER_MODEL=mock/evil.json\n")
     with ScriptServer(["the user's model answered"]) as server:
