@@ -258,6 +258,7 @@ def _unicode_heading_ids() -> None:
 # words of the index that hold it, not only those that begin with it.
 
 GLOSSARY = "docs/glossary.md"
+CHAPTER_TERMS = "docs/hooks/chapter_terms.txt"
 DICTIONARY_FREQUENCY = 200000  # as in docs/hooks/jieba_user_dict.txt: jieba never cuts such a word
 HAN_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
 
@@ -277,10 +278,20 @@ def glossary_terms(root: Path) -> list[str]:
     return terms
 
 
+def chapter_terms(root: Path) -> dict[str, list[str]]:
+    """The terms each chapter teaches, from CHAPTER_TERMS: `NN-slug term term...` a line."""
+    taught: dict[str, list[str]] = {}
+    for line in (root / CHAPTER_TERMS).read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, *terms = line.split()
+            taught[name] = terms
+    return taught
+
+
 def _keep_glossary_terms_whole(root: Path, frequency: int) -> None:
     import jieba
 
-    for term in glossary_terms(root):
+    for term in glossary_terms(root) + [t for terms in chapter_terms(root).values() for t in terms]:
         jieba.add_word(term, frequency)
 
 
@@ -291,8 +302,10 @@ def _keep_glossary_terms_whole(root: Path, frequency: int) -> None:
 # cuts the run into the index's own words, longest first (the whole rest of the run when it is a
 # word or the beginning of one, so that a term typed halfway finds the word), each with a leading
 # wildcard, as one string joined by spaces, which the worker then reads as separate terms (and adds
-# the trailing wildcard). The worker reported a term "missing" from a result unless a matched word
-# begins with it; FOUND lets a Chinese term be found inside a word too.
+# the trailing wildcard); each word is asked for as a whole word too, weighted EXACT_BOOST times,
+# so that the word typed comes before a longer word that holds it. The worker reported a term
+# "missing" from a result unless a matched word begins with it; FOUND lets a Chinese term be found
+# inside a word too.
 PATCHED = "/* course_site */"
 SEGMENT = (re.compile(r'function (?P<name>[\w$]+)\((?P<run>[\w$]+),(?P<index>[\w$]+)\)\{'
                       r'let [\w$]+=new Set,[\w$]+=new Uint16Array\((?P=run)\.length\);'
@@ -308,11 +321,12 @@ function {name}(run, index) {{
     if (!(rest in index) && !{name}.words.some(word => word.startsWith(rest)))
       while (j > i + 1 && !(run.slice(i, j) in index))
         j--;
-    words.push("*" + run.slice(i, j));
+    words.push(run.slice(i, j) + "^" + {exact}, "*" + run.slice(i, j));
     i = j;
   }}
   return [words.join(" ")];
 }}""")
+EXACT_BOOST = 10
 FOUND = (re.compile(r"(?P<word>[\w$]+\[[\w$]+\])\.startsWith\((?P<term>[\w$]+)\.term\)"),
          r"(/\p{{sc=Han}}/u.test({term}.term) ? {word}.includes({term}.term)"
          r" : {word}.startsWith({term}.term))")
@@ -332,7 +346,7 @@ def patch_search_worker(site_dir: str | os.PathLike) -> Path:
         if len(found) != 1:
             raise PluginError(f"course_site: {workers[0].name} has {len(found)} places for {name}, "
                               "where Material 9.8 has one: Chinese queries would be cut wrong")
-        code = code.replace(found[0][0], replacement.format(**found[0].groupdict()))
+        code = code.replace(found[0][0], replacement.format(**found[0].groupdict(), exact=EXACT_BOOST))
     workers[0].write_text(code, encoding="utf-8")
     return workers[0]
 
@@ -484,6 +498,61 @@ ESSAY_BOOST = 0.5
 REFERENCE_BOOST = 0.2
 _rendered: dict[int, str] = {}  # id(page) -> its HTML, while the index reads the other
 
+# Where a term is taught. Lunr weighs a heading 1000 times a word of the text, so a later page that
+# names a term in a heading (chapter 9's exercise "你自己的订阅者", chapter 5's "所有调用先准入")
+# came before the chapter that teaches it, where the term is in bold in a long section. Each
+# chapter lists the terms it teaches (CHAPTER_TERMS); the section of the chapter that teaches one
+# is the first that has it in its heading or in bold, or else the first that uses it, and its
+# entry in the index holds the term in a field of its own, `teaches`, which weighs more than a
+# heading (TEACHES_BOOST). Every other use of the term, in a heading or not, ranks as before,
+# after it. A term is matched inside longer words too (工作区 in 工作区分叉, see SEGMENT): the
+# query asks for each of its words as a whole word as well, with EXACT_BOOST, so the section that
+# teaches 工作区 comes before the one that teaches 工作区分叉.
+TEACHES = "teaches"
+TEACHES_BOOST = 1e4
+TAG = re.compile(r"<[^>]+>")
+SECTION_HEADING = re.compile(r'<h([1-6])\b[^>]*?\bid="([^"]*)"[^>]*>(.*?)</h\1>', re.S)
+STRONG = re.compile(r"<(strong|b)\b[^>]*>(.*?)</\1>", re.S)
+_teaching: dict[str, dict[str, list[str]]] = {}  # site_dir -> {index location: the terms taught there}
+
+
+def teaching_sections(html: str, terms: list[str]) -> dict[str, list[str]]:
+    """Which section of a page teaches each term: {its anchor ("" for the page's title): terms}.
+    Sections are cut at the headings, as the search index cuts them; a term the page never uses
+    is an error (the chapter's list is wrong)."""
+    cuts = list(SECTION_HEADING.finditer(html))
+    sections = []  # (anchor, heading text, what is in bold, all the text)
+    for i, m in enumerate(cuts):
+        body = html[m.end():cuts[i + 1].start() if i + 1 < len(cuts) else len(html)]
+        anchor = "" if m[1] == "1" else m[2]
+        bold = " ".join(TAG.sub("", b[2]) for b in STRONG.finditer(body))
+        sections.append((anchor, TAG.sub("", m[3]), bold, TAG.sub("", m[3] + body)))
+    found: dict[str, list[str]] = {}
+    for term in terms:
+        marked = [s for s in sections if term in s[1] or term in s[2]]
+        used = marked or [s for s in sections if term in s[3]]
+        if not used:
+            raise PluginError(f"course_site: {CHAPTER_TERMS} says the page teaches {term}, "
+                              "which it never uses")
+        found.setdefault(used[0][0], []).append(term)
+    return found
+
+
+def add_what_sections_teach(site_dir: str | os.PathLike) -> None:
+    """Write each section's `teaches` into the built search index, and the field's weight."""
+    teaching = _teaching.pop(str(site_dir), {})
+    if not teaching:
+        return
+    path = Path(site_dir, "search", "search_index.json")
+    index = json.loads(path.read_text(encoding="utf-8"))
+    entries = {doc["location"]: doc for doc in index["docs"]}
+    for location, terms in teaching.items():
+        if location not in entries:
+            raise PluginError(f"course_site: the search index has no entry {location}")
+        entries[location][TEACHES] = terms
+    index["config"]["fields"][TEACHES] = {"boost": TEACHES_BOOST}
+    path.write_text(json.dumps(index, separators=(",", ":")), encoding="utf-8")  # as Material writes it
+
 
 @event_priority(50)  # before the search plugin indexes the page (at 0)
 def _prepare_the_index(context, page, config, nav):
@@ -495,6 +564,11 @@ def _prepare_the_index(context, page, config, nav):
     if src.endswith(".ipynb") and page.content:
         _rendered[id(page)] = page.content
         page.content = NOTEBOOK_FOR_THE_INDEX.sub("", page.content).lstrip()
+        terms = chapter_terms(_root(config)).get(Path(src).name.split(".")[0], [])
+        if terms and _language(config) == "zh":  # the terms are Chinese
+            teaching = _teaching.setdefault(str(config.site_dir), {})
+            for anchor, taught in teaching_sections(page.content, terms).items():
+                teaching[page.url + (f"#{anchor}" if anchor else "")] = taught
     return context
 
 
@@ -508,6 +582,7 @@ def _render_the_notebook(context, page, config, nav):
 on_page_context = CombinedEvent(_prepare_the_index, _link_the_twin, _render_the_notebook)
 
 
+@event_priority(-50)  # after the search plugin has written the index
 def on_post_build(config):
     """Write the notebook stylesheets and patch the search worker; then, after the English build,
     build every other language into <site_dir>/<lang>/ from the same config."""
@@ -517,6 +592,7 @@ def on_post_build(config):
         path.write_text(css, encoding="utf-8")
     if config.plugins.get("material/search"):
         patch_search_worker(config.site_dir)
+        add_what_sections_teach(config.site_dir)
     if _language(config) != DEFAULT:
         return
     from mkdocs.commands.build import build

@@ -229,23 +229,11 @@ def test_a_chinese_query_finds_the_chinese_chapter(site, query):
     assert using <= found, f"{query}: found {sorted(found)}"
 
 
-# The terms each chapter teaches (in its headings, its words in bold, the glossary), by chapter: a
-# Chinese search for one lands on that chapter first. A term the chapter only names in bold, where
-# another page has a section on it (工作区, and chapter 5's "工作区分叉"; 订阅者, and chapter 9's
-# exercise), finds that page first, and is not listed.
-TAUGHT = {
-    "00-tour": ["导览", "演示", "离线"],
-    "01-loop": ["智能体循环", "孤立的工具结果", "中断", "执行器"],
-    "02-tools": ["原子写入", "容错匹配", "工具箱", "换行符"],
-    "03-model": ["脚本化模型", "本地回环服务器", "流式输出", "数据块", "指数退避", "重试"],
-    "04-context": ["提示词缓存", "上下文窗口", "切分点", "锚点", "裁剪", "摘要"],
-    "05-parallel": ["分叉", "工作区分叉", "并行工具调用", "屏障"],
-    "06-delegation": ["委派", "团队", "子智能体", "父智能体", "待办列表"],
-    "07-hooks-mcp": ["钩子", "关卡链", "模型上下文协议", "中枢"],
-    "08-guarding": ["授权确认", "计划模式", "检查点", "撤销", "项目指令", "提示词片段", "指纹"],
-    "09-sessions-cli": ["会话日志", "组装点", "命令行程序", "重放"],
-    "10-your-engine": ["消融实验", "组件", "长任务", "预算"],
-}
+# The terms each chapter teaches (in its headings, its words in bold, the glossary), by chapter, as
+# docs/hooks/chapter_terms.txt lists them: a Chinese search for one lands on that chapter first,
+# even where a later page names the term in a heading (订阅者 in chapter 9's exercise, 准入 in
+# chapter 5's "所有调用先准入") or holds it in a longer word (工作区 in 工作区分叉).
+TAUGHT = hook.chapter_terms(ROOT)
 
 
 def test_every_chapter_has_its_terms_on_its_page():
@@ -253,6 +241,30 @@ def test_every_chapter_has_its_terms_on_its_page():
     for name, terms in TAUGHT.items():
         text = markdown_of(notebook(name, "zh"))
         assert len(terms) >= 3 and all(term in text for term in terms), name
+    every = [term for terms in TAUGHT.values() for term in terms]
+    assert len(every) == len(set(every)), "a term is taught by one chapter"
+
+
+def test_the_index_says_which_section_teaches_each_term(site):
+    """Each term of a chapter is in the `teaches` of one entry of the Chinese index, the
+    chapter's section that has it in its heading or in bold (or else uses it first), and that
+    field weighs more than a heading; the English index has none."""
+    index = search_index(site, "zh")
+    assert index["config"]["fields"]["teaches"]["boost"] > index["config"]["fields"]["title"]["boost"]
+    taught = {term: doc["location"] for doc in index["docs"] for term in doc.get("teaches", [])}
+    assert taught == {term: taught[term] for terms in TAUGHT.values() for term in terms}
+    for name, terms in TAUGHT.items():
+        assert all(taught[term].split("#")[0] == f"{name}/" for term in terms), name
+    assert taught["订阅者"] == "01-loop/#4-循环" and taught["准入"] == "02-tools/#3-准入路径的前半段"
+    assert not [doc for doc in search_index(site, "en")["docs"] if "teaches" in doc]
+
+
+def test_a_term_that_a_chapter_never_uses_fails_the_build():
+    html = '<h1 id="t">标题</h1><p>正文</p><h2 id="a">接缝</h2><p>用到<strong>工作区</strong></p>'
+    assert hook.teaching_sections(html, ["接缝", "工作区", "标题"]) == {"a": ["接缝", "工作区"],
+                                                                   "": ["标题"]}
+    with pytest.raises(hook.PluginError, match="订阅者"):
+        hook.teaching_sections(html, ["订阅者"])
 
 
 def plain(markup: str) -> str:
