@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # "engine" are ceilings.
 BUDGETS = {
     "chapter 1": 310, "chapter 2": 842, "chapter 3": 322, "chapter 4": 193, "chapter 5": 74,
-    "chapter 6": 141, "chapter 7": 500, "chapter 8": 322, "chapter 9": 332,
+    "chapter 6": 141, "chapter 7": 500, "chapter 8": 378, "chapter 9": 335,
     "hardening of chapters 1-6": 742, "hardening of chapters 7-9": 225,
-    "chapters 1-6": 2_624, "engine": 4_003,
+    "chapters 1-6": 2_624, "engine": 4_062,
 }
 MEASURED = totals(measure(ROOT / "corecoder"))
 

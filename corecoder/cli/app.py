@@ -133,7 +133,8 @@ def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes
     consent = Consent(None, allow_all=yes, home=config.home)
     checkpoints = Checkpoints(config.home, cwd, session=log.id)
     agent = build_agent(llm, cwd, tools=tools, window=config.context_window, plan=plan, hooks=hooks,
-                        consent=consent, checkpoints=checkpoints, compact_at=config.compact_at)
+                        consent=consent, checkpoints=checkpoints, compact_at=config.compact_at,
+                        git=True)
     ledger = Ledger(load_prices(config.home))
     if log.meta is not None:  # resumed: the totals and /diff go on from where the session was
         for model, usage in log.meta["usage"]:

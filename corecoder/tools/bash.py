@@ -477,7 +477,7 @@ def reads_only(command: str, cwd: Path) -> bool:
         return False
     program, options = words[0], words[1:]
     if program == "git":
-        if not options or options[0] not in GIT_READERS or _git_config_runs(cwd):
+        if not options or options[0] not in GIT_READERS or git_config_runs(cwd):
             return False
         forbidden = GIT_WRITES
     elif program in READERS:
@@ -499,7 +499,7 @@ def _is_option(word: str, option: str) -> bool:
     return single and word[:1] == "-" and word[1:2] != "-" and option[1] in word[1:]
 
 
-def _git_config_runs(cwd: Path) -> bool:
+def git_config_runs(cwd: Path) -> bool:
     """The repository's own config names something git may run (a filter, an fsmonitor, a
     pager...), or cannot be read: then even `git status` asks first."""
     for folder in (cwd, *cwd.parents):

@@ -78,5 +78,5 @@ skip = [
              "write, and a repository's config that would make git run a program"),
      "tools/bash.py": (
          "READERS GIT_READERS GIT_WRITES GIT_RUNS SHELL_SYNTAX reads_only _is_option "
-         "_git_config_runs")},
+         "git_config_runs")},
 ]

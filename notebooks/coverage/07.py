@@ -4,7 +4,7 @@ servers (processes spoken to in newline-delimited JSON-RPC, told apart by shape,
 join the agent's under names of their own). A guest may refuse or add; none may break the loop.
 authoring/coverage.py says how a table is read."""
 
-budget = 290  # net lines its export cells may hold
+budget = 289  # net lines its export cells may hold
 
 export = {
     "hooks.py": (

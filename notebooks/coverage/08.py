@@ -4,7 +4,7 @@ never costs the user their own work; the gates in the order of authority; trust 
 project; the project's instructions, read once from its own files.
 authoring/coverage.py says how a table is read."""
 
-budget = 198  # net lines its export cells may hold
+budget = 196  # net lines its export cells may hold
 
 export = {
     "permissions.py": (
@@ -13,7 +13,8 @@ export = {
     "checkpoints.py": (
         "Snapshot snapshot Checkpoints Checkpoints.__init__ Checkpoints.before "
         "Checkpoints.save Checkpoints.undo Checkpoints._restore"),
-    "instructions.py": "NAMES LIMIT instruction_files project_instructions _own_file",
+    "instructions.py": (
+        "NAMES REPO_WIDE LIMIT instruction_files project_instructions _own_file"),
     "workspace.py": "git_root project_root project_key",
 }
 show = {
@@ -22,6 +23,8 @@ show = {
         "Checkpoints.after Checkpoints.note_left Checkpoints._identity Checkpoints._refusal "
         "Checkpoints._away digest"),
     "permissions.py": "Consent._load Consent._file",
+    "instructions.py": (
+        "read_instructions Nested git_status"),
     "trust.py": (
         "ProjectConfig project_folder read_project_config is_trusted remember_trust "
         "untrusted_note _file _commands"),

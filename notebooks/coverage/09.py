@@ -4,7 +4,7 @@ outside; the settings; the composition root; the command around it, -p's printer
 REPL's renderer, two subscribers.
 authoring/coverage.py says how a table is read."""
 
-budget = 162  # net lines its export cells may hold
+budget = 165  # net lines its export cells may hold
 
 export = {
     "session.py": "ID USAGE_FIELDS session_path _records _replay repair load",

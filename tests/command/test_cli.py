@@ -844,3 +844,23 @@ def test_a_cloned_projects_env_cannot_make_a_file_of_its_own_the_model_unless_tr
         trusted = corecoder("-p", "hi", "--yes", "--trust-project", cwd=tmp_path, env=env)
     assert trusted.returncode == 0 and (tmp_path / "pwned").exists()
     assert "this project's .env chooses the model mock/evil.json, a file of the project's" in trusted.stderr
+
+
+def test_the_command_tells_the_git_status_at_the_start_and_a_subfolders_instructions_on_touch(
+        tmp_path):
+    project = tmp_path / "project"
+    (project / "api").mkdir(parents=True)
+    (project / "api" / "AGENTS.md").write_text("Every route needs a test.")
+    (project / "api" / "routes.py").write_text("ROUTES = []\n")
+    for args in (["init", "-q", "-b", "trunk"], ["add", "."],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]):
+        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+    (project / "api" / "routes.py").write_text("ROUTES = ['/']\n")
+    turns = [{"tool_calls": [{"name": "read_file", "arguments": {"path": "api/routes.py"}}]}, "done"]
+    with ScriptServer(turns) as server:
+        run = corecoder("-p", "look", cwd=project, env=environment(server, tmp_path))
+    assert run.returncode == 0, run.stderr
+    system = server.requests[0]["body"]["messages"][0]["content"]
+    assert "(it does not update):\n## trunk\n M api/routes.py" in system
+    assert "Every route needs a test." not in system
+    assert told(server)[0].endswith("From api/AGENTS.md:\nEvery route needs a test.]")

@@ -2,7 +2,9 @@
 
 import json
 import os
+import subprocess
 import time
+from itertools import pairwise
 
 import pytest
 
@@ -10,7 +12,7 @@ from corecoder import Agent, ScriptedLLM, build_agent, check_history, default_to
 from corecoder.calls import run_in_order
 from corecoder.executor import RunInParallel
 from corecoder.hooks import HookError, Hooks, load_hooks
-from corecoder.instructions import project_instructions
+from corecoder.instructions import git_status, project_instructions
 from corecoder.permissions import Consent, PlanMode
 from helpers import results
 
@@ -204,6 +206,131 @@ def test_instructions_are_only_the_projects_own_regular_files(tmp_path):
     assert "a/AGENTS.md was not read: " in project_instructions(project / "a")
     assert "not a regular file" in project_instructions(project / "a")
     assert time.monotonic() - started < 5
+
+
+def test_copilots_instructions_count_for_the_whole_repository_and_come_first(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "copilot-instructions.md").write_text("Copilot's rules.")
+    (tmp_path / "AGENTS.md").write_text("Use tabs.")
+    (tmp_path / "pkg").mkdir()
+    text = project_instructions(tmp_path / "pkg")
+    assert text == "From .github/copilot-instructions.md:\nCopilot's rules.\n\nFrom AGENTS.md:\nUse tabs."
+    (tmp_path / "AGENTS.md").unlink()  # alone, it is read all the same
+    assert project_instructions(tmp_path) == "From .github/copilot-instructions.md:\nCopilot's rules."
+    (tmp_path / "secret").write_text("OPENAI_API_KEY=sk-secret")
+    (tmp_path / ".github" / "copilot-instructions.md").unlink()
+    (tmp_path / ".github" / "copilot-instructions.md").symlink_to(tmp_path / "secret")
+    assert "sk-secret" not in project_instructions(tmp_path)
+    assert "it is a link" in project_instructions(tmp_path)
+
+
+def nested_project(tmp_path):
+    """A repository whose api/ and api/v2/ folders have notes of their own."""
+    (tmp_path / ".git").mkdir(parents=True)
+    (tmp_path / "AGENTS.md").write_text("Project rules.")
+    (tmp_path / "api" / "v2").mkdir(parents=True)
+    (tmp_path / "api" / "AGENTS.md").write_text("API rules.")
+    (tmp_path / "api" / "v2" / "CLAUDE.md").write_text("V2 rules.")
+    (tmp_path / "api" / "v2" / "routes.py").write_text("ROUTES = []\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("Docs.")
+    return tmp_path
+
+
+def test_a_subfolders_instructions_are_told_when_a_call_first_touches_it(tmp_path):
+    project = nested_project(tmp_path)
+    script = [{"tool_calls": [read("docs/index.md")]}, {"tool_calls": [read("api/v2/routes.py")]},
+              {"tool_calls": [read("api/v2/routes.py"), read("api/AGENTS.md")]}, "done"]
+    agent = build_agent(ScriptedLLM(script), project)
+    agent.chat("go")
+    check_history(agent.messages)
+    docs, routes, again, notes = results(agent)
+    system = agent.llm.requests[0]["messages"][0]["content"]
+    assert "Project rules." in system and "API rules." not in system  # the start's own, at once
+    assert docs.endswith("(end of file, 1 line)")  # docs/ has none: nothing is added
+    assert routes.index("ROUTES") < routes.index("API rules.") < routes.index("V2 rules.")
+    assert "[The instructions for api/ (follow them there). From api/AGENTS.md:" in routes
+    assert "[The instructions for api/v2/ (follow them there). From api/v2/CLAUDE.md:" in routes
+    assert "rules." not in again and "[The instructions" not in notes  # told once a session
+    for before, after in pairwise(agent.llm.requests):  # the cache holds
+        assert after["messages"][: len(before["messages"])] == before["messages"]
+
+
+def test_a_cd_into_a_subfolder_touches_it_and_what_is_outside_the_project_never_counts(tmp_path):
+    project = nested_project(tmp_path / "project")
+    (tmp_path / "AGENTS.md").write_text("Above the repository.")
+    script = [{"tool_calls": [{"name": "bash", "arguments": {"command": "cd api && ls"}}]},
+              {"tool_calls": [read(str(tmp_path / "AGENTS.md"))]}, "done"]
+    agent = build_agent(ScriptedLLM(script), project, consent=None)
+    agent.chat("go")
+    moved, outside = results(agent)
+    assert "API rules." in moved and "V2 rules." not in moved
+    assert outside.endswith("(end of file, 1 line)")  # read as asked; not taken for a rule
+
+
+def test_a_batch_that_touches_one_folder_twice_at_once_tells_it_once(tmp_path):
+    project = nested_project(tmp_path)
+    calls = [read("api/v2/routes.py") for _ in range(6)]
+    agent = build_agent(ScriptedLLM([{"tool_calls": calls}, "done"]), project)
+    agent.chat("go")
+    assert sum(text.count("V2 rules.") for text in results(agent)) == 1
+
+
+def test_a_subfolders_linked_instructions_are_named_not_read(tmp_path):
+    project = nested_project(tmp_path)
+    (tmp_path / "secret").write_text("OPENAI_API_KEY=sk-secret")
+    (project / "api" / "AGENTS.md").unlink()
+    (project / "api" / "AGENTS.md").symlink_to(tmp_path / "secret")
+    agent = build_agent(ScriptedLLM([{"tool_calls": [read("api/v2/routes.py")]}, "done"]), project)
+    agent.chat("go")
+    [routes] = results(agent)
+    assert "sk-secret" not in routes and "(api/AGENTS.md was not read: it is a link" in routes
+    assert build_agent(ScriptedLLM([]), project, instructions=False).gates == []
+
+
+def test_a_path_no_folder_can_be_made_of_tells_nothing_and_breaks_nothing(tmp_path):
+    project = nested_project(tmp_path)
+    (project / "loop").symlink_to("loop")
+    bad = ["x" * 5000, "api/\0", "loop/a.py", "api/v2/routes.py/child"]
+    agent = build_agent(ScriptedLLM([{"tool_calls": [read(p) for p in bad]}, "done"]), project)
+    agent.chat("go")
+    assert not any("[after the call" in text for text in results(agent))
+
+
+def git(cwd, *args):
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
+                   check=True, capture_output=True)
+
+
+def test_the_git_status_at_the_start_is_told_as_a_snapshot_when_asked(tmp_path):
+    git(tmp_path, "init", "-q", "-b", "work")
+    (tmp_path / "a.py").write_text("A = 1\n")
+    git(tmp_path, "add", "a.py")
+    git(tmp_path, "commit", "-qm", "one")
+    (tmp_path / "a.py").write_text("A = 2\n")
+    (tmp_path / "new.py").write_text("")
+    assert git_status(tmp_path) == "## work\n M a.py\n?? new.py"
+    agent = build_agent(ScriptedLLM(["ok"]), tmp_path, git=True)
+    agent.chat("hi")
+    system = agent.llm.requests[0]["messages"][0]["content"]
+    assert "The git status at the start (it does not update):\n## work\n M a.py" in system
+    assert "## work" not in build_agent(ScriptedLLM([]), tmp_path).request()[0]["content"]
+    for name in range(300):
+        (tmp_path / f"file{name:03}.py").write_text("")
+    assert len(git_status(tmp_path, limit=500)) == 500
+    assert git_status(tmp_path / "..") == ""  # no repository: nothing to tell
+
+
+def test_a_repository_whose_config_names_a_program_is_not_asked_its_status(tmp_path):
+    """core.fsmonitor runs a program on every `git status`: a cloned project must not run its
+    code by being opened."""
+    git(tmp_path, "init", "-q")
+    ran = tmp_path.parent / "ran"
+    git(tmp_path, "config", "core.fsmonitor", f"touch {ran}; false")
+    (tmp_path / "a.py").write_text("")
+    assert git_status(tmp_path) == ""
+    assert not ran.exists()
 
 
 def test_a_hook_that_leaves_a_child_behind_does_not_hang_the_agent(tmp_path):
