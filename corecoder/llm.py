@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import os
 import random
 import re
 import time
@@ -149,9 +150,7 @@ class LLM:
             params["stream"] = True
             if self.stream_options:
                 params["stream_options"] = {"include_usage": True}
-        # read through `in_time`, so that the deadline holds however the server paces its bytes
-        response = in_time(self.client.chat.completions.with_streaming_response.create(**params),
-                           deadline, self.reply_timeout)
+        response = self.send(params, deadline)
         if not self.stream and not hasattr(response, "choices"):  # a login page, say
             raise NotAReply("the server answered with something that is not a chat completion: "
                             f"{str(response)[:200]!r}; is the base URL an OpenAI-compatible API?")
@@ -177,6 +176,12 @@ class LLM:
         shown.add(reasoning, ReasoningDelta, thought)
         shown.add(text, TextDelta, said + (OUTPUT_LIMIT_REACHED if cut else ""))
         return Reply("".join(text), calls.result(), "".join(reasoning), usage, self.keep_reasoning)
+
+    def send(self, params: dict, deadline: float):
+        """The request made: a stream of chunks, or the reply whole (LiteLLM sends it its way)."""
+        # read through `in_time`, so that the deadline holds however the server paces its bytes
+        return in_time(self.client.chat.completions.with_streaming_response.create(**params),
+                       deadline, self.reply_timeout)
 
     def adapt(self, error: Exception) -> bool:
         """Drop or rename a parameter this provider rejected. True if there was one."""
@@ -211,7 +216,7 @@ class LLM:
         """The error to raise, worded for the user: what went wrong, and what to do about it."""
         code, why = status(error), detail(error)
         where = self.base_url or "the OpenAI API"
-        from_api = type(error).__module__.startswith("openai")
+        from_api = type(error).__module__.startswith(("openai", "litellm"))
         if isinstance(error, (ReplyTooSlow, NotAReply)):
             return ModelError(str(error))
         if code is None and not transient(error) and not from_api:
@@ -268,18 +273,40 @@ def in_time(request, deadline: float, limit: float):
     (Entered, never exited: a response read to its end closes itself.)"""
     raw = request.__enter__()
     pieces = raw.http_response.iter_bytes  # what the client reads a body through, streamed or not
-
-    def checked(*args, **kwargs):
-        for piece in pieces(*args, **kwargs):
-            if time.monotonic() > deadline:
-                raw.close()
-                raise ReplyTooSlow(f"the reply went on for more than {limit:g} s without "
-                                   "finishing, so it was given up (the limit is "
-                                   "CORECODER_REPLY_TIMEOUT)")
-            yield piece
-
-    raw.http_response.iter_bytes = checked
+    raw.http_response.iter_bytes = lambda *args, **kwargs: by_deadline(
+        pieces(*args, **kwargs), deadline, limit, raw.close)
     return raw.parse()
+
+
+def by_deadline(pieces, deadline: float, limit: float, close: Callable[[], None]):
+    """`pieces` as they come, until one comes after `deadline`: then `close()` and ReplyTooSlow."""
+    for piece in pieces:
+        if time.monotonic() > deadline:
+            close()
+            raise ReplyTooSlow(f"the reply went on for more than {limit:g} s without finishing, "
+                               "so it was given up (the limit is CORECODER_REPLY_TIMEOUT)")
+        yield piece
+
+
+class LiteLLM(LLM):
+    """The same model reached through LiteLLM, for a provider with no OpenAI-compatible endpoint
+    (`pip install "corecoder-course[litellm]"`, then CORECODER_PROVIDER=litellm or `-m
+    litellm/anthropic/claude-sonnet-4-5`). The model is LiteLLM's name for it, and the key its
+    provider's own variable (ANTHROPIC_API_KEY...) unless one is given. LiteLLM answers in the
+    OpenAI client's shapes, and its errors are the client's classes: the stream's assembly, the
+    retries and the adaptations above are the same."""
+
+    def send(self, params: dict, deadline: float):
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # its import, offline
+        import litellm
+
+        litellm.suppress_debug_info = True  # its own hints on stdout would mix with the answer
+        key = {"api_key": self.api_key} if self.api_key else {}  # else: the provider's variable
+        response = litellm.completion(**params, **key, api_base=self.base_url, num_retries=0,
+                                      timeout=self.idle_timeout)
+        if not self.stream:
+            return response
+        return by_deadline(response, deadline, self.reply_timeout, response.close)
 
 
 class NotAReply(Exception):

@@ -8,6 +8,7 @@ Kept apart from cli.py so `--version` and `--help` import none of it.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from ..session import SessionError, SessionLog
 from ..tools.bash import Bash
 from ..trust import is_trusted, project_folder, read_project_config, remember_trust, untrusted_note
 from ..workspace import project_root
-from .config import Config, ConfigError, load_config, require_key
+from .config import NO_KEY, Config, ConfigError, load_config, require_key
 from .pricing import Ledger, load_prices
 from .trace import Printer, printable, to_stderr
 
@@ -174,17 +175,23 @@ def connect(config: Config):
     """The real client for a config: how the command starts, and how /model switches. (The
     mock provider's model is a script file, played offline: to try hooks, MCP or settings with
     no key.)"""
-    from ..llm import LLM
+    from ..llm import LLM, LiteLLM
 
     if config.provider.name == "mock":
         return play(Path(config.model))
+    if config.provider.name == "litellm":
+        if importlib.util.find_spec("litellm") is None:  # a missing extra: one clear line
+            raise ConfigError(f"{config.label} needs LiteLLM, which is an extra: "
+                              'pip install "corecoder-course[litellm]"')
 
     limits = {name: getattr(config, name) for name in ("idle_timeout", "reply_timeout")
               if getattr(config, name) is not None}  # the client's defaults otherwise
     # sent only when set, and dropped (or renamed) for good if the provider refuses them
     options = {"max_tokens": config.max_tokens, "temperature": config.temperature}
-    return LLM(config.model, base_url=config.base_url, api_key=config.api_key, stream=config.stream,
-               keep_reasoning=config.provider.reasoning_in_history, **limits, **options)
+    client = LiteLLM if config.provider.name == "litellm" else LLM
+    key = None if config.api_key == NO_KEY and client is LiteLLM else config.api_key
+    return client(config.model, base_url=config.base_url, api_key=key, stream=config.stream,
+                  keep_reasoning=config.provider.reasoning_in_history, **limits, **options)
 
 
 def play(script: Path):

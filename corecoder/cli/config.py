@@ -64,11 +64,16 @@ PROVIDERS: Mapping[str, Provider] = MappingProxyType({p.name: p for p in (
              ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
     # offline: `-m mock/script.json` plays a script file (a JSON list of turns) as the model
     Provider("mock", None, (), needs_key=False),
+    # `-m litellm/anthropic/claude-sonnet-4-5` (or CORECODER_PROVIDER=litellm): LiteLLM's name,
+    # for a provider with no OpenAI-compatible endpoint; LiteLLM finds the provider's own key
+    Provider("litellm", None, (), needs_key=False),
 )})
+BACKENDS = ("openai", "litellm")  # CORECODER_PROVIDER: the official client (default), or LiteLLM
 
 DEFAULT_MODEL = "gpt-4o-mini"
 # The settings that choose where the conversation goes and with which key.
 ROUTES = frozenset({"CORECODER_BASE_URL", "OPENAI_BASE_URL", "CORECODER_API_KEY", "OPENAI_API_KEY",
+                    "CORECODER_PROVIDER",
                     *(name for p in PROVIDERS.values() for name in p.key_env)})
 NO_KEY = "not-needed"  # what keyless local servers get: the openai client refuses an empty key
 
@@ -156,7 +161,7 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
         project = {name: value for name, value in project.items() if name not in ROUTES
                    and not (name == "CORECODER_MODEL" and value.lower().startswith("mock/"))}
     settings = {**project, **env}
-    provider, name = parse_model(model or _get(settings, "CORECODER_MODEL") or DEFAULT_MODEL)
+    provider, name = parse_model(model_spec(model, settings))
     if not name:
         raise ConfigError(f"the model name after {provider.name}/ is empty; "
                           "set CORECODER_MODEL or --model")
@@ -193,6 +198,20 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
                 and _get(settings, "CORECODER_STREAM") not in ("0", "false", "no", "off")),
         notes=tuple(notes),
     )
+
+
+def model_spec(model: str | None, settings: Mapping[str, str]) -> str:
+    """The model asked for (`model`, else CORECODER_MODEL, else the default), as the backend
+    CORECODER_PROVIDER names has it: with `litellm`, the whole name is LiteLLM's
+    ("anthropic/claude-sonnet-4-5" included), so it goes through the litellm/ provider."""
+    spec = model or _get(settings, "CORECODER_MODEL") or DEFAULT_MODEL
+    backend = (_get(settings, "CORECODER_PROVIDER") or "openai").lower()
+    if backend not in BACKENDS:
+        raise ConfigError(f"CORECODER_PROVIDER={backend}: not a backend; use one of "
+                          f"{', '.join(BACKENDS)} (openai: any OpenAI-compatible server)")
+    if backend == "litellm" and not spec.lower().startswith(("litellm/", "mock/")):
+        return f"litellm/{spec}"
+    return spec
 
 
 def _get(settings: Mapping[str, str], *names: str) -> str | None:

@@ -340,8 +340,10 @@ class Repl:
             held = [name for name in keys if self.env.get(name)]  # (os.environ by default)
             key = ("no key needed" if not provider.needs_key else
                    f"key: {held[0]}" if held else f"no key ({' or '.join(keys)})")
-            where = provider.base_url or ("a script file, offline" if provider.name == "mock"
-                                          else "api.openai.com")
+            elsewhere = {"mock": "a script file, offline", "openai": "api.openai.com",
+                         "litellm": "LiteLLM's providers (an extra)"}
+            where = provider.base_url or elsewhere[provider.name]
+            key = "each provider's own key" if provider.name == "litellm" else key
             mark = "*" if provider.name == self.config.provider.name else " "
             self.say(f"{mark} {provider.name:<11} {where:<58} {key}")
 

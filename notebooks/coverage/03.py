@@ -10,7 +10,7 @@ export = {
         "SERVER_KEYS ScriptError parse_turn _parse_call _Recorder ScriptedLLM FunctionLLM"),
     "stream.py": "_Partial ToolCallAssembler _is_json",
     "llm.py": (
-        "LLM LLM.__init__ LLM.chat LLM.once LLM.adapt LLM.retry_delay RETRY_STATUS "
+        "LLM LLM.__init__ LLM.chat LLM.once LLM.send LLM.adapt LLM.retry_delay RETRY_STATUS "
         "transient retry_after usage_of"),
     "messages.py": "ModelError ContextTooLong",
     "events.py": (
@@ -31,9 +31,14 @@ skip = [
              "experiments of section 5 run them, and the module's page shows them"),
      "llm.py": (
          "reasoning_of tokens IDLE_TIMEOUT REPLY_TIMEOUT OVERLOADED_BACKOFF OUTPUT_LIMIT_REACHED "
-         "CONTEXT_OVERFLOW StreamDropped ReplyTooSlow in_time NotAReply quota_exhausted QUOTA "
+         "CONTEXT_OVERFLOW StreamDropped ReplyTooSlow in_time by_deadline NotAReply "
+         "quota_exhausted QUOTA "
          "TRY_AGAIN overloaded status detail describe"),
      "messages.py": "CUT_SHORT"},
+    {"why": ("LiteLLM for a provider with no OpenAI-compatible endpoint, an extra: the same "
+             "client with the request made by LiteLLM, whose replies and errors have the "
+             "OpenAI client's shapes"),
+     "llm.py": "LiteLLM"},
     {"why": ("reading a price table (the built-in one, the user's pricing.json laid over it): "
              "files and their errors, not an idea; price_for and the Ledger are the idea"),
      "cli/pricing.py": (

@@ -29,10 +29,11 @@ skip = [
     {"why": "the settings' data: the presets (a cell prints them), the default model, the names "
             "of the settings that route the conversation, a local server's placeholder key, a "
             ".env line's pattern; and the error a wrong setting raises",
-     "cli/config.py": "PROVIDERS DEFAULT_MODEL ROUTES NO_KEY _LINE ConfigError"},
+     "cli/config.py": "PROVIDERS BACKENDS DEFAULT_MODEL ROUTES NO_KEY _LINE ConfigError"},
     {"why": "small helpers of reading the settings: a value's quotes, the first variable that "
-            "is set, whether a URL is on this machine, the home's default, a number within bounds",
-     "cli/config.py": "_value _get _on_this_machine _home _between"},
+            "is set, whether a URL is on this machine, the home's default, a number within "
+            "bounds, the model's name as the backend (CORECODER_PROVIDER) has it",
+     "cli/config.py": "_value _get _on_this_machine _home _between model_spec"},
     {"why": "what start() calls, each taught where its subject is (trust in chapter 8, MCP "
             "servers in chapter 7, the model client and cost in chapter 3), the record they "
             "fill, and the errors that end a task or a start in one line",

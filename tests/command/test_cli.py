@@ -864,3 +864,56 @@ def test_the_command_tells_the_git_status_at_the_start_and_a_subfolders_instruct
     assert "(it does not update):\n## trunk\n M api/routes.py" in system
     assert "Every route needs a test." not in system
     assert told(server)[0].endswith("From api/AGENTS.md:\nEvery route needs a test.]")
+
+
+# LiteLLM: the backend for providers with no OpenAI-compatible endpoint (an extra)
+
+
+@pytest.mark.parametrize("stream", ["1", "0"])
+def test_litellm_runs_the_demo_task_through_the_command(tmp_path, stream):
+    """LiteLLM's own `openai/` route to the loopback server: the same task, the same tools, the
+    same answer, streamed or whole; the model is LiteLLM's name, and what reaches the server is
+    LiteLLM's request (it takes the `openai/` off)."""
+    project = copy_project(tmp_path)
+    with ScriptServer(SCRIPT) as server:
+        env = environment(server, tmp_path, CORECODER_PROVIDER="litellm",
+                          CORECODER_STREAM=stream)
+        run = corecoder("-p", "fix the failing test", "--yes", "-m", "openai/scripted",
+                        cwd=project, env=env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == ANSWER + "\n" and BUGGY not in (project / "stats.py").read_text()
+    assert [r["body"]["model"] for r in server.requests] == ["scripted"] * len(SCRIPT)
+    assert all(r["body"].get("stream", False) == (stream == "1") for r in server.requests)
+    assert "Traceback" not in run.stderr and "LiteLLM" not in run.stdout
+
+
+def test_litellm_is_also_a_provider_prefix_and_its_errors_are_the_commands_own(tmp_path):
+    with ScriptServer([{"fault": "auth"}]) as server:
+        run = corecoder("-p", "hi", "-m", "litellm/openai/scripted", cwd=tmp_path,
+                        env=environment(server, tmp_path))
+    assert run.returncode == 1 and "rejected the API key (401)" in run.stderr
+    assert "Traceback" not in run.stderr
+    faults = [{"fault": "rate_limit", "retry_after": 0}, "after a wait"]
+    with ScriptServer(faults) as server:
+        run = corecoder("-p", "hi", "-m", "litellm/openai/scripted", cwd=tmp_path,
+                        env=environment(server, tmp_path))
+    assert run.returncode == 0 and run.stdout == "after a wait\n", run.stderr
+    assert "429" in run.stderr and len(server.requests) == 2  # our retry; LiteLLM's are off
+
+
+def test_an_unknown_backend_or_a_missing_extra_is_one_clear_line(tmp_path, monkeypatch):
+    run = corecoder("-p", "hi", cwd=tmp_path, env=environment(None, tmp_path,
+                                                               CORECODER_PROVIDER="bedrock"))
+    assert run.returncode == 1 and "CORECODER_PROVIDER=bedrock: not a backend" in run.stderr
+    import importlib.util
+
+    from corecoder.cli.app import connect
+    from corecoder.cli.config import ConfigError
+
+    config = load_config(tmp_path, {"CORECODER_PROVIDER": "litellm", "HOME": str(tmp_path)},
+                         model="anthropic/claude-sonnet-4-5")
+    assert config.label == "litellm/anthropic/claude-sonnet-4-5"
+    assert type(connect(config)).__name__ == "LiteLLM" and connect(config).api_key is None
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(ConfigError, match=r'pip install "corecoder-course\[litellm\]"'):
+        connect(config)

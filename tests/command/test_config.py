@@ -348,7 +348,7 @@ def test_the_preset_table_is_read_only():
 
 def test_every_preset_that_needs_a_key_names_one_and_remote_ones_use_https():
     assert set(PROVIDERS) == {"openai", "deepseek", "qwen", "kimi", "openrouter", "ollama", "llamacpp",
-                              "groq", "together", "mistral", "gemini", "mock"}
+                              "groq", "together", "mistral", "gemini", "mock", "litellm"}
     for name, provider in PROVIDERS.items():
         assert provider.name == name
         assert provider.key_env or not provider.needs_key
@@ -375,3 +375,18 @@ def test_a_server_on_this_machine_needs_no_key(tmp_path):
     remote = load_config(tmp_path, {**env, "OPENAI_BASE_URL": "https://api.example.com/v1"}, model="m")
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         require_key(remote)
+
+
+def test_with_litellm_as_the_backend_the_whole_name_is_litellms_and_the_project_cannot_choose_it(
+        tmp_path):
+    env = {"HOME": str(tmp_path), "CORECODER_PROVIDER": "LiteLLM"}
+    for model, label in [("anthropic/claude-sonnet-4-5", "litellm/anthropic/claude-sonnet-4-5"),
+                         ("deepseek/deepseek-chat", "litellm/deepseek/deepseek-chat"),
+                         ("litellm/gpt-4o", "litellm/gpt-4o"), ("mock/s.json", "mock/s.json")]:
+        assert load_config(tmp_path, env, model=model).label == label
+    assert load_config(tmp_path, {"HOME": str(tmp_path)}).provider.name == "openai"
+    (tmp_path / ".env").write_text("CORECODER_PROVIDER=litellm\n")
+    assert load_config(tmp_path, {"HOME": str(tmp_path)}, project_routes=False).label == (
+        "openai/gpt-4o-mini")  # a route: the project's only once it is trusted
+    with pytest.raises(ConfigError, match="CORECODER_PROVIDER=bedrock: not a backend"):
+        load_config(tmp_path, {"HOME": str(tmp_path), "CORECODER_PROVIDER": "bedrock"})
