@@ -81,3 +81,16 @@ def test_the_readme_documents_every_command_and_file_in_both_languages():
         text = (ROOT / readme).read_text(encoding="utf-8")
         missing = [name for name in commands + names if name not in text]
         assert missing == [], readme
+
+
+def test_the_pythons_ci_runs_are_the_ones_the_package_says_it_supports():
+    """.ci/pythons runs the engine's and the command's tests on every Python but the default,
+    which runs everything: together, the versions the classifiers name, this one among them."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")  # (tomllib: 3.11 and up)
+    said = set(re.findall(r'"Programming Language :: Python :: (3\.\d+)"', pyproject))
+    others = re.search(r"versions=\(([\d. ]+)\)", (ROOT / ".ci" / "pythons").read_text()).group(1)
+    assert set(others.split()) < said and len(said - set(others.split())) == 1  # the default
+    assert said == {"3.10", "3.11", "3.12", "3.13"}
+    assert f"{sys.version_info.major}.{sys.version_info.minor}" in said
+    assert 'requires-python = ">=3.10"' in pyproject
+    assert ".ci/pythons" in (ROOT / ".ci" / "run").read_text()
