@@ -44,6 +44,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--temperature", metavar="T",
                    help="sampling temperature, 0 to 2 (as CORECODER_TEMPERATURE; default: the "
                         "provider's)")
+    p.add_argument("--acp", action="store_true",
+                   help="serve an editor (Zed, JetBrains...) over the Agent Client Protocol on "
+                        "stdin and stdout")
     p.add_argument("--demo", action="store_true",
                    help="fix a small buggy project offline with a scripted model "
                         "(no key, no network)")
@@ -57,6 +60,14 @@ def main(argv: list[str] | None = None) -> int:
 
         run_demo()
         return 0
+    flags = {"CORECODER_BASE_URL": args.base_url, "CORECODER_API_KEY": args.api_key,
+             "CORECODER_MAX_TOKENS": args.max_tokens, "CORECODER_TEMPERATURE": args.temperature}
+    settings = {k: v for k, v in flags.items() if v}
+    if args.acp:
+        from .acp import run_acp
+
+        return run_acp(model=args.model, yes=args.yes, trust=args.trust_project,
+                       settings=settings)
     from .app import STARTUP_ERRORS, run_once, start
     from .trace import to_stderr
 
@@ -64,10 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.prompt is None:  # the REPL: there is someone to ask
         from .repl import ask_trust as ask
     try:
-        flags = {"CORECODER_BASE_URL": args.base_url, "CORECODER_API_KEY": args.api_key,
-                 "CORECODER_MAX_TOKENS": args.max_tokens, "CORECODER_TEMPERATURE": args.temperature}
         app = start(args.model, yes=args.yes, resume=args.resume, trust=args.trust_project,
-                    ask_trust=ask, settings={k: v for k, v in flags.items() if v})
+                    ask_trust=ask, settings=settings)
     except STARTUP_ERRORS as e:
         to_stderr(f"corecoder: {e}")
         return 1

@@ -73,12 +73,14 @@ class App:
 
 
 def start(model: str | None = None, *, yes: bool = False, resume: str | None = None,
-          trust: bool = False, ask_trust=None, warn=None, settings: dict | None = None) -> App:
-    """Everything for this directory and environment. Raises one of STARTUP_ERRORS.
-    `trust`: use the project's own hooks, MCP servers and .env routes without asking
-    (--trust-project); `ask_trust(commands) -> bool` asks the user, when there is a user to
-    ask; `settings` (from flags) win over the environment's."""
-    cwd, warn = Path.cwd(), warn or (lambda text: to_stderr(f"warning: {text}"))
+          trust: bool = False, ask_trust=None, warn=None, settings: dict | None = None,
+          cwd: Path | None = None, mcp: dict | None = None) -> App:
+    """Everything for this directory (`cwd`, by default the process's) and environment. Raises
+    one of STARTUP_ERRORS. `trust`: use the project's own hooks, MCP servers and .env routes
+    without asking (--trust-project); `ask_trust(commands) -> bool` asks the user, when there
+    is a user to ask; `settings` (from flags) win over the environment's; `mcp`: servers the
+    user's editor adds (ACP), by name."""
+    cwd, warn = Path(cwd or Path.cwd()), warn or (lambda text: to_stderr(f"warning: {text}"))
     env = {**os.environ, **(settings or {})}
     config = load_config(cwd, env, model=model)
     log = SessionLog(config.home, resume, resume=resume is not None, on_error=warn)
@@ -93,7 +95,7 @@ def start(model: str | None = None, *, yes: bool = False, resume: str | None = N
         warn(note)
     require_key(config)
     app = assemble(config, connect(config), cwd, log, yes=yes, warn=warn, trusted=trusted)
-    app.mcp = start_mcp(config, cwd, app.agent, warn, trusted=trusted)
+    app.mcp = start_mcp(config, cwd, app.agent, warn, trusted=trusted, extra=mcp)
     app.env, app.trusted = env, trusted  # so /model keeps --base-url, --api-key and the trust
     return app
 
@@ -150,14 +152,15 @@ def assemble(config: Config, llm, cwd: Path, log: SessionLog, *, tools=None, yes
     return app
 
 
-def start_mcp(config: Config, cwd: Path, agent: Agent, warn, trusted: bool = True):
+def start_mcp(config: Config, cwd: Path, agent: Agent, warn, trusted: bool = True,
+              extra: dict | None = None):
     """The MCP servers named in mcp.json (config dir, then the project's if it is trusted),
-    their tools given to the agent."""
+    and the `extra` ones an editor gives, their tools given to the agent."""
     from ..mcp import MCPHub, load_servers
 
     root = project_root(cwd)
     own = project_folder(root, config.home) is None  # started in the home folder: loaded already
-    servers = load_servers(config.home, root if trusted and not own else None)
+    servers = {**load_servers(config.home, root if trusted and not own else None), **(extra or {})}
     if not servers:
         return None
     hub = MCPHub(servers, cwd).start()

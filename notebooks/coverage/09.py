@@ -24,6 +24,13 @@ skip = [
     {"why": "the session file's format: a file a newer engine wrote is refused in one line (the "
             "record table in section 1 names it)",
      "session.py": "FORMAT _known_format"},
+    {"why": ("`corecoder --acp`, the command for an editor (the Agent Client Protocol): one more "
+             "front end, a subscriber that sends the events as session/update notifications and "
+             "an asker that sends consent's questions as permission requests, over JSON-RPC"),
+     "cli/acp.py": (
+         "PROTOCOL_VERSION KINDS OPTIONS "
+         "Peer Server Invalid need block_text mcp_servers title updates started chunk history "
+         "run_acp")},
     {"why": "terminal plumbing: signals, hang-ups and the argument parser's wording",
      "cli/__init__.py": "parser LEAVE_SECONDS end_on_hangup leave"},
     {"why": "the settings' data: the presets (a cell prints them), the default model, the names "
