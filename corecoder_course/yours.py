@@ -432,10 +432,14 @@ def your_tests(engine: Engine, root: Path | None = None) -> str:
     for piece in pieces:
         env = {**os.environ, "CORECODER_COURSE_YOURS": piece.exercise,
                "CORECODER_COURSE_ANSWERS": str(engine.folder)}
-        done = subprocess.run(  # -rf: a line for each failed test; no colours inside those lines
+        # -rf: a line for each failed test; no colours inside those lines. The suite's own options
+        # aside, and two plugins these files do without: nbval (no notebook here), whose import
+        # alone costs two seconds a run, and Hypothesis's, which imports all of Hypothesis as the
+        # run ends, a second more (a file with a Hypothesis test imports it all the same)
+        done = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-rf", "--color=no", "-p", "no:cacheprovider",
-             "-p", "corecoder_course.yours", "-o", "addopts=", *piece.tests],  # the suite's own
-            cwd=root, env=env, capture_output=True, text=True)  # options aside
+             "-p", "no:nbval", "-p", "no:hypothesispytest", "-p", "corecoder_course.yours",
+             "-o", "addopts=", *piece.tests], cwd=root, env=env, capture_output=True, text=True)
         failed = [f"{Path(file).name}::{test}" for file, test in FAILED.findall(done.stdout)]
         if done.returncode == 0:
             verdict = say("pass", "通过")
