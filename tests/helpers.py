@@ -111,7 +111,8 @@ def corecoder(*args, cwd: Path, env: dict, timeout: float = 60, **kwargs) -> sub
 
 
 def read_until(fd: int, pattern: str, seen: bytearray, timeout: float = 15) -> str:
-    """Read a terminal until `pattern` shows up in its text (escape codes removed)."""
+    """Read a terminal until `pattern` shows up in its text (escape codes removed). Where the
+    program asks where the cursor is (a terminal(cpr=True)), the answer is: the top left."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", seen.decode(errors="replace"))
@@ -119,16 +120,20 @@ def read_until(fd: int, pattern: str, seen: bytearray, timeout: float = 15) -> s
             return text
         if select.select([fd], [], [], 0.1)[0]:
             try:
-                seen += os.read(fd, 65536)
+                piece = os.read(fd, 65536)
             except OSError:  # the other end closed
                 break
+            seen += piece
+            for _ in range(piece.count(b"\x1b[6n")):
+                os.write(fd, b"\x1b[1;1R")
     raise AssertionError(f"{pattern!r} never appeared in: {seen.decode(errors='replace')!r}")
 
 
 @contextlib.contextmanager
-def terminal(cwd: Path, env: dict, *args: str):
+def terminal(cwd: Path, env: dict, *args: str, cpr: bool = False):
     """`corecoder ARGS` in a pseudo-terminal of its own, as a shell starts it: (process, fd,
-    output)."""
+    output). `cpr`: prompt_toolkit asks where the cursor is, as in a real terminal (read_until
+    answers), and so draws what needs the screen's height (the status line under the prompt)."""
     import fcntl
     import pty
     import struct
@@ -141,7 +146,7 @@ def terminal(cwd: Path, env: dict, *args: str):
         os.setsid()
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-    env = {**env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    env = {**env, "TERM": "xterm-256color", **({} if cpr else {"PROMPT_TOOLKIT_NO_CPR": "1"})}
     proc = subprocess.Popen([sys.executable, "-m", "corecoder", *args], cwd=cwd, env=env, stdin=child,
                             stdout=child, stderr=child, preexec_fn=own_terminal)
     os.close(child)

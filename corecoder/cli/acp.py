@@ -36,6 +36,7 @@ from ..events import Finished, ReasoningDelta, TextDelta, ToolCallFinished, Tool
 from ..mcp.config import ServerSpec
 from ..messages import STATE_NOTE
 from .app import FAILURES, STARTUP_ERRORS, App, start, unexpected
+from .trace import to_stderr
 
 PROTOCOL_VERSION = 1
 KINDS = {"read_file": "read", "write_file": "edit", "edit_file": "edit", "glob": "search",
@@ -59,9 +60,8 @@ class Peer:
         self.gone = False  # the client closed the line
 
     def send(self, message: dict) -> None:
-        line = json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False)
-        with self.lock:
-            self.out.write(line + "\n")
+        with self.lock:  # in ASCII: every control character, an escape's too, is escaped
+            self.out.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
             self.out.flush()
 
     def notify(self, method: str, params: dict) -> None:
@@ -194,7 +194,7 @@ class Server:
         servers = mcp_servers(params.get("mcpServers") or [])
         app = start(self.options["model"], yes=self.options["yes"], resume=resume,
                     trust=self.options["trust"], settings=self.options["settings"], cwd=cwd,
-                    warn=lambda text: print(f"warning: {text}", file=sys.stderr), mcp=servers)
+                    warn=lambda text: to_stderr(f"warning: {text}"), mcp=servers)
         app.consent.ask = lambda tool, args: self.permission(app, tool, args)
         app.agent.subscribe(lambda event: self.update(app, event))
         self.sessions[app.log.id] = app

@@ -27,6 +27,8 @@ from ..events import (
 from .trace import MARKS, SETBACK_WIDTH, WIDTH, call_line, cut, printable
 
 STYLES = {"ok": "green", "interrupted": "yellow"}  # anything else (a failure): red
+FULL_RESULT = 4_000  # characters of a result shown at /verbosity full (head and end)
+VERBOSITY = ("quiet", "brief", "full")  # a result: none of it (a setback: its line), one, all
 
 
 def first_line(text: str, setback: bool = False) -> str:
@@ -50,6 +52,7 @@ class Renderer:
         self.lock = threading.RLock()
         self.over = False  # the turn has ended (Ctrl+C): a call that starts late is not shown
         self.asking = False  # a consent question is on screen: no spinner over it
+        self.verbosity = "brief"  # of a result: its first line; "full": all of it; "quiet": none
 
     def __call__(self, event) -> None:
         with self.lock:  # parallel calls report from their own threads
@@ -74,8 +77,11 @@ class Renderer:
                 return  # a call of a turn already over (stopped by Ctrl+C): it says nothing more
             self._stop_status()
             mark, style = MARKS.get(event.status, "✗"), STYLES.get(event.status, "red")
-            self._print(f"  {mark} {first_line(event.result, event.status not in MARKS)}",
-                        style)
+            if self.verbosity == "full":
+                self._print(f"  {mark} {cut(event.result, FULL_RESULT, keep_end=True)}", style)
+            elif self.verbosity == "brief" or event.status != "ok":  # a setback always shows
+                self._print(f"  {mark} {first_line(event.result, event.status not in MARKS)}",
+                            style)
             self._running()
         elif isinstance(event, Retrying):
             self.close()
@@ -139,7 +145,8 @@ class Renderer:
     def _running(self) -> None:
         """A spinner naming the calls still running, so a long command does not look hung."""
         if self.calls and self.console.is_terminal and not self.asking:
-            self.status = self.console.status(f"running {', '.join(self.calls.values())}",
+            count = f"{len(self.calls)} calls: " if len(self.calls) > 1 else ""
+            self.status = self.console.status(f"running {count}{', '.join(self.calls.values())}",
                                               spinner="dots")
             self.status.start()
 

@@ -49,6 +49,7 @@ HELP = (
     ("/providers", "the provider presets, their endpoints, and which have a key set"),
     ("/mcp [reconnect NAME]", "the MCP servers and their state; restart one"),
     ("/tools", "the tools the model is offered, MCP tools included"),
+    ("/verbosity [quiet|brief|full]", "how much of each tool's result is shown (brief: a line)"),
     ("/reset", "start over: clear the history and the todo list"),
     ("/quit, /exit", "leave (so do quit, exit, and Ctrl+D or Ctrl+C at an empty prompt)"),
 )
@@ -81,8 +82,9 @@ class Repl:
                          "undo": self.undo, "diff": self.diff, "save": self.save,
                          "sessions": self.sessions, "session": self.this_session,
                          "providers": self.providers, "mcp": self.mcp, "reset": self.reset,
-                         "tools": self.tools,
+                         "tools": self.tools, "verbosity": self.verbosity,
                          "quit": self.quit, "exit": self.quit}
+        self.measured: tuple[int, tuple[int, int]] = (-1, (0, 1))  # history length -> size
 
     @property
     def config(self):
@@ -93,7 +95,8 @@ class Repl:
         while True:
             try:
                 # say it each time: the consent question changes it
-                line = self.session.prompt(PLAN_PROMPT if self.app.plan.on else PROMPT)
+                line = self.session.prompt(PLAN_PROMPT if self.app.plan.on else PROMPT,
+                                           bottom_toolbar=self.status_line)
             except (KeyboardInterrupt, EOFError):
                 break
             if not self.handle(line):
@@ -258,21 +261,51 @@ class Repl:
         self.app.log.flush()  # the session file says so now: /sessions, a crash, a resume
         self.say(f"history: {len(before)} → {len(self.agent.messages)} messages", "dim")
 
-    def context(self, arg: str = "") -> None:
-        from ..instructions import instruction_files
+    def context_size(self) -> tuple[int, int]:
+        """What the next request would take of the window, in tokens, and the window."""
         from ..tokens import Estimate, tools_tokens, window_for
 
         window = getattr(self.agent.context, "window", None) or window_for(self.agent.llm.model)
         schemas = [t.schema() for t in self.agent.tools.values()]
-        used = Estimate().of(self.agent.request(), tools_tokens(schemas))
+        return Estimate().of(self.agent.request(), tools_tokens(schemas)), window
+
+    def status_line(self) -> str:
+        """The line under the prompt: the model, how full its context window is, the cost so
+        far, and plan mode. (The calls running in a turn: its spinner names them.) Drawn at
+        every key: the size is measured again only when the history has changed."""
+        if self.measured[0] != len(self.agent.messages):
+            self.measured = (len(self.agent.messages), self.context_size())
+        used, window = self.measured[1]
+        cost = self.ledger.cost
+        return (f" {self.config.label} · context ~{used:,} of {window:,} ({used / window:.0%}) · "
+                f"{'cost unknown' if cost is None else f'${cost:.4f}'} · "
+                f"plan mode {'on' if self.app.plan.on else 'off'}")
+
+    def verbosity(self, arg: str = "") -> None:
+        from .render import VERBOSITY
+
+        if arg:
+            if arg not in VERBOSITY:
+                self.say(f"/verbosity takes one of {', '.join(VERBOSITY)}", "red")
+                return
+            self.renderer.verbosity = arg
+        self.say(f"verbosity: {self.renderer.verbosity} (of each result: quiet shows none "
+                 "but a setback's line, brief its first line, full all of it)", "dim")
+
+    def context(self, arg: str = "") -> None:
+        from ..instructions import REPO_WIDE, instruction_files
+        from ..workspace import project_root
+
+        used, window = self.context_size()
         self.say(f"context: ~{used:,} of {window:,} tokens ({used / window:.0%}) · "
-                 f"{len(self.agent.messages)} messages · {len(schemas)} tools")
+                 f"{len(self.agent.messages)} messages · {len(self.agent.tools)} tools")
         policy = self.agent.context
         if hasattr(policy, "high"):  # the Compactor: where it starts, and what it cuts down to
             self.say(f"compaction: at {policy.high:.0%} of the window "
                      f"(~{round(window * policy.high):,} tokens), down to {policy.low:.0%}; "
                      "CORECODER_COMPACT_AT moves where it starts", "dim")
-        files = instruction_files(self.cwd)  # read once, where the session started
+        wide = project_root(self.cwd) / REPO_WIDE  # GitHub Copilot's, read first
+        files = [*([wide] if wide.is_file() else []), *instruction_files(self.cwd)]  # at start
         self.say("project instructions: "
                  + (", ".join(str(f) for f in files) if files else "none (AGENTS.md)"),
                  "dim")

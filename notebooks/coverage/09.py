@@ -52,6 +52,7 @@ skip = [
      "cli/repl.py": (
          "HELP FILES PROMPT PLAN_PROMPT DIFF_LINES KEYS Repl Change changed_files short_diff "
          "ask_trust prompt_session run_repl")},
-    {"why": "how the renderer colours a result and cuts its first line",
-     "cli/render.py": "STYLES first_line"},
+    {"why": "how the renderer colours a result, cuts its first line, and how much of it "
+            "/verbosity shows",
+     "cli/render.py": "STYLES FULL_RESULT VERBOSITY first_line"},
 ]

@@ -33,7 +33,7 @@ from corecoder.session import SessionLog
 from corecoder.testing import ScriptServer
 from corecoder.tools import ReadFile, WriteFile
 from corecoder.workspace import Workspace
-from helpers import Boom, Echo, corecoder, ended, environment, read_until
+from helpers import Boom, Echo, corecoder, ended, environment, read_until, terminal
 
 ANSWER = SCRIPT[-1]
 BUGGY = "    return sum(values) / (len(values) - 1)"
@@ -323,7 +323,7 @@ def test_help_lists_every_command(repl):
     documented = {word.strip("/,") for usage, _ in HELP for word in usage.split() if word.startswith("/")}
     assert set(shell.commands) == documented == {"help", "model", "tokens", "context", "compact", "plan", "undo",
                                                  "diff", "save", "sessions", "session", "providers", "mcp",
-                                                 "tools", "reset", "quit", "exit"}
+                                                 "tools", "verbosity", "reset", "quit", "exit"}
     for name in ("hooks.json", "mcp.json", "pricing.json", "AGENTS.md"):
         assert name in out.getvalue()
 
@@ -917,3 +917,35 @@ def test_an_unknown_backend_or_a_missing_extra_is_one_clear_line(tmp_path, monke
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
     with pytest.raises(ConfigError, match=r'pip install "corecoder-course\[litellm\]"'):
         connect(config)
+
+
+def test_the_status_line_shows_model_context_cost_and_plan_mode_and_verbosity_sets_results(tmp_path):
+    """Under the prompt, in a real terminal: the model, the context used of its window, the cost
+    so far, plan mode; /verbosity full shows a result whole, quiet none (its call still shows)."""
+    script = [{"tool_calls": [{"name": "bash", "arguments": {"command": "printf 'one\\ntwo\\n'"}}]},
+              "done", {"tool_calls": [{"name": "bash", "arguments": {"command": "echo four"}}]},
+              "done again"]
+    with ScriptServer(script) as server:
+        with terminal(tmp_path, environment(server, tmp_path / "home"), "--yes",
+                      cpr=True) as (proc, fd, seen):
+            status = r"openai/scripted · context ~[\d,]+ of 128,000 \(\d+%\) · \$0\.0000 · plan mode"
+            read_until(fd, status + " off", seen)
+            os.write(fd, b"/plan\r")
+            read_until(fd, status + " on", seen)
+            os.write(fd, b"/plan\r")
+            read_until(fd, r"plan mode off\s", seen)
+            os.write(fd, b"/verbosity full\r")
+            read_until(fd, r"verbosity: full", seen)
+            os.write(fd, b"go\r")
+            full = read_until(fd, r"done\s", seen)
+            os.write(fd, b"/verbosity quiet\r")
+            read_until(fd, r"verbosity: quiet", seen)
+            os.write(fd, b"again\r")
+            quiet = read_until(fd, r"done again", seen)
+            os.write(fd, b"/verbosity loud\r")
+            read_until(fd, r"/verbosity takes one of quiet, brief, full", seen)
+            os.write(fd, b"/quit\r")
+            assert proc.wait(timeout=15) == 0
+    assert re.search(r"✓ one\s+two", full)  # the whole result, not "one (+1 lines)"
+    after = quiet[quiet.index("verbosity: quiet"):]
+    assert 'bash(command="echo four")' in after and "✓ four" not in after
