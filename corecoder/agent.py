@@ -18,6 +18,7 @@ assembled from outside, by `build_agent` (assemble.py): this file imports none o
 from __future__ import annotations
 
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -122,6 +123,7 @@ class Agent:
         self.subscribers: list[Subscriber] = []
         self.failed_subscribers: list[Subscriber] = []  # each reported once
         self.first_state: str | None = None  # the state as the system prompt tells it
+        self.steering: deque[str] = deque()  # what the user said while a turn ran (steer)
         self.context.attach(self)  # once: the policy takes what it needs, not the agent each round
 
     def subscribe(self, fn: Subscriber) -> Subscriber:
@@ -164,10 +166,18 @@ class Agent:
         if news:
             self.messages.append(user("\n\n".join([STATE_NOTE, *news])))
 
+    def steer(self, text: str) -> None:
+        """Say `text` to the turn that is running (from another thread: the user typed while it
+        ran). It joins the history at the next step boundary, once every call of the batch that
+        runs now is answered; after an answer the model just gave, the turn goes on with it."""
+        self.steering.append(text)  # a deque: one thread adds, the loop takes, without a lock
+
     def run(self) -> str:
         try:
             for n in range(1, self.max_rounds + 1):
                 self.emit(RoundStarted(n))
+                while self.steering:  # a step boundary: every call so far has its result
+                    self.messages.append(user(self.steering.popleft()))
                 self.messages = self.context.prepare(self.messages)
                 self.tell_state()
                 reply = self.ask()
@@ -175,6 +185,8 @@ class Agent:
                     self.emit(UsageReported(reply.usage, self.llm.model))
                 if not reply.tool_calls:
                     self.messages.append(reply.message())
+                    if self.steering:  # the user spoke while the model answered: go on with it
+                        continue
                     self.emit(Finished(reply.text, "answer"))
                     return reply.text
                 self.answer(reply)

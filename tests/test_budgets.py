@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # classes of defence) is in benchmarks/README.md, beside the before/after table. "chapters 1-6" and
 # "engine" are ceilings.
 BUDGETS = {
-    "chapter 1": 310, "chapter 2": 842, "chapter 3": 325, "chapter 4": 193, "chapter 5": 74,
+    "chapter 1": 318, "chapter 2": 842, "chapter 3": 325, "chapter 4": 193, "chapter 5": 74,
     "chapter 6": 141, "chapter 7": 500, "chapter 8": 378, "chapter 9": 335,
     "hardening of chapters 1-6": 753, "hardening of chapters 7-9": 225,
-    "chapters 1-6": 2_638, "engine": 4_076,
+    "chapters 1-6": 2_646, "engine": 4_084,
 }
 MEASURED = totals(measure(ROOT / "corecoder"))
 

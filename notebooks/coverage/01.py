@@ -2,7 +2,7 @@
 history, the events the loop emits, and the loop itself, built one method at a time.
 authoring/coverage.py says how a table is read."""
 
-budget = 245  # net lines its export cells may hold
+budget = 250  # net lines its export cells may hold
 
 export = {
     "messages.py": (
@@ -11,7 +11,7 @@ export = {
         "unique_ids"),
     "agent.py": (
         "BASE_PROMPT Model ContextPolicy Subscriber KeepEverything labelled paragraph Agent "
-        "Agent.__init__ Agent.subscribe Agent.emit Agent.run Agent.ask Agent.request "
+        "Agent.__init__ Agent.subscribe Agent.emit Agent.steer Agent.run Agent.ask Agent.request "
         "Agent.state Agent.tell_state Agent.chat "
         "Agent.answer Agent.update_tools"),
 }

@@ -6,6 +6,8 @@ import re
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corecoder import Agent, ScriptedLLM, Tool, build_agent, check_history
 from corecoder.calls import Gate, bound, run_in_order
@@ -351,3 +353,115 @@ def test_a_clipped_output_is_kept_inside_the_project_shown_relative_and_cleaned_
     kept = {p.name for p in (tmp_path / ".corecoder" / "outputs").glob("*.txt")}
     newest = {hashlib.sha256(t.encode()).hexdigest()[:16] + ".txt" for t in texts[-20:]}
     assert kept == newest, "the oldest are removed"
+
+
+# Steering: what the user says while a turn runs joins it at the next step boundary
+
+
+class Says(Tool):
+    """A tool whose run is where the user speaks: `agent.steer(text)` from inside the batch."""
+
+    name, description = "says", "Runs; meanwhile the user may say something."
+    parameters = {"type": "object", "properties": {"text": {"type": "string"}},
+                  "additionalProperties": False}
+
+    def __init__(self, agent_box: list):
+        self.agent_box = agent_box
+
+    def run(self, ws, text: str = "") -> str:
+        if text:
+            self.agent_box[0].steer(text)
+        return "ran"
+
+
+def steered_agent(plan: list, executor=None):
+    """An agent whose model plays `plan`, one round a step: ("calls", n, said_during_call_i),
+    ("answer", said_while_answering), each saying (calling steer) where the plan says."""
+    from corecoder import FunctionLLM
+    from corecoder.executor import RunInParallel
+
+    box, rounds = [], iter(plan)
+
+    def model(messages, tools):
+        kind, *rest = next(rounds)
+        if kind == "answer":
+            if rest[0]:
+                box[0].steer(rest[0])  # while the model answers
+            return f"answer {len(messages)}"
+        count, during = rest
+        return {"tool_calls": [{"name": "says", "arguments": {"text": during if i == 0 else ""}}
+                               for i in range(count)]}
+
+    agent = Agent(FunctionLLM(model), [Says(box)], executor=executor or RunInParallel())
+    box.append(agent)
+    return agent
+
+
+def test_what_the_user_says_during_a_batch_joins_after_every_result_of_it():
+    agent = steered_agent([("calls", 3, "use python instead"), ("answer", None)])
+    agent.chat("go")
+    check_history(agent.messages)
+    roles = [(m["role"], m.get("content")) for m in agent.messages]
+    assert roles[1:6] == [("assistant", ""), ("tool", "ran"), ("tool", "ran"), ("tool", "ran"),
+                          ("user", "use python instead")]
+    second = agent.llm.requests[1]["messages"]
+    assert second[-1] == {"role": "user", "content": "use python instead"}  # the model sees it
+
+
+def test_what_the_user_says_while_the_model_answers_carries_the_turn_on():
+    finished = []
+    agent = steered_agent([("answer", "and add a test"), ("answer", None)])
+    agent.subscribe(lambda e: isinstance(e, Finished) and finished.append(e.text))
+    assert agent.chat("fix it") == "answer 4"
+    assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "assistant"]
+    assert agent.messages[2]["content"] == "and add a test"
+    assert finished == ["answer 4"]  # one turn, one end
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(  # an answer the user speaks over goes on; the last one, over nothing
+    st.tuples(st.just("calls"), st.integers(1, 3), st.sampled_from([None, "s"])),
+    st.tuples(st.just("answer"), st.just("s"))), min_size=1, max_size=8),
+    st.booleans())
+def test_in_every_interleaving_the_history_stays_legal_and_each_steer_joins_at_a_boundary(
+        plan, parallel):
+    """Wherever the user speaks (during the model's call, during any call of a batch run in
+    order or at once), the history is legal at every request, each thing said joins once, in
+    the order said, right after a whole batch of results or an answer, never inside a batch."""
+    from corecoder.calls import run_in_order as in_order
+
+    plan = [*plan, ("answer", None)]  # a last answer, said over nothing: the turn ends
+    said = iter(f"steer {i}" for i in range(100))
+    plan = [(k, *rest[:-1], next(said) if rest[-1] else None) for k, *rest in plan]
+    agent = steered_agent(plan, executor=None if parallel else in_order)
+    agent.max_rounds = len(plan) + 1
+    agent.chat("go")
+    for request in agent.llm.requests:
+        check_history(request["messages"][1:])
+    check_history(agent.messages)
+    steers = [(i, m["content"]) for i, m in enumerate(agent.messages)
+              if m["role"] == "user" and m["content"].startswith("steer")]
+    expected = [x[-1] for x in plan if x[-1]]
+    assert [text for _, text in steers] == expected
+    for i, _ in steers:
+        before = agent.messages[i - 1]
+        assert before["role"] in ("tool", "assistant", "user")
+        if before["role"] == "assistant":
+            assert not before.get("tool_calls")  # after an answer, never after bare calls
+
+
+def test_what_the_user_said_as_a_turn_was_stopped_joins_the_next_one(tmp_path):
+    agent = steered_agent([("calls", 1, None)])
+
+    def interrupt(calls, agent_, results):
+        agent_.steer("typed just before Ctrl+C")
+        raise KeyboardInterrupt
+
+    agent.executor = interrupt
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    agent.llm.fn = lambda messages, tools: "back"
+    assert agent.chat("next") == "back"
+    check_history(agent.messages)
+    assert [m["content"] for m in agent.messages if m["role"] == "user"] == [
+        "go", "next", "typed just before Ctrl+C"]
