@@ -14,6 +14,9 @@ command would warn about goes to stderr.
     session/prompt      one turn; its answer is the stop reason (end_turn, cancelled, ...)
     session/cancel      a real interrupt: as Ctrl+C, so commands are killed, the history legal
 
+A prompt that comes while a turn of its session runs is said to that turn (steering: it joins
+at the next step boundary, see Agent.steer) and is answered when the turn ends.
+
 Turns run in the main thread, one at a time, as in the REPL; a reader thread takes the lines
 in. A cancel is a SIGINT to the main thread, so the one path the REPL's Ctrl+C takes (a model
 call cut off, a command's process group killed, every call answered) is the path it takes.
@@ -118,6 +121,8 @@ class Server:
         self.inbox: queue.Queue = queue.Queue()
         self.running: str | None = None  # the session whose turn runs now
         self.cancelled = False  # a cancel asked the running turn to stop
+        self.steered: list = []  # ids of prompts said to the running turn: answered as it ends
+        self.lock = threading.Lock()  # whether a turn still runs, and what is said to it
 
     def serve(self, lines) -> int:
         """Read `lines` (stdin) in a thread; run what they ask here, one at a time."""
@@ -149,7 +154,7 @@ class Server:
                 self.peer.answered(message)  # the client's answer to one of our requests
             elif message["method"] == "session/cancel":
                 self.cancel((message.get("params") or {}).get("sessionId"))
-            else:
+            elif not (message["method"] == "session/prompt" and self.steer(message)):
                 self.inbox.put(message)
         self.peer.closed()
         self.inbox.put(None)  # the editor closed the line: end
@@ -219,15 +224,45 @@ class Server:
         try:
             try:
                 app.ask(text)
+                while not self.ended(app):  # a prompt came as the answer did: it goes on
+                    app.agent.run()
             finally:
                 self.running = None  # from here a cancel has nothing to stop
+            reason = "max_turn_requests" if endings[-1:] == ["max_rounds"] else "end_turn"
         except KeyboardInterrupt:
-            return {"stopReason": "cancelled"}
+            reason = "cancelled"
+            app.agent.steering.clear()  # what was said to it was not done: its answer says so
         finally:
             app.agent.subscribers.remove(watch)
             app.log.flush()
-        return {"stopReason": "max_turn_requests" if endings[-1:] == ["max_rounds"] else
-                "end_turn"}
+        with self.lock:
+            steered, self.steered = self.steered, []
+        for id in steered:  # the prompts said to this turn end with it
+            self.peer.respond(id, {"stopReason": reason})
+        return {"stopReason": reason}
+
+    def steer(self, message: dict) -> bool:
+        """From the reader thread: a prompt for the session whose turn runs is said to that
+        turn (Agent.steer), and answered when the turn ends. False: no turn of it runs."""
+        params = message.get("params") or {}
+        blocks = params.get("prompt") if isinstance(params.get("prompt"), list) else []
+        text = "\n\n".join(block_text(b) for b in blocks if isinstance(b, dict)).strip()
+        with self.lock:
+            if not text or params.get("sessionId") != self.running:
+                return False
+            self.sessions[self.running].agent.steer(text)
+            self.steered.append(message.get("id"))
+        update = chunk("user_message_chunk", text)  # the editor sees it join the conversation
+        self.peer.notify("session/update", {"sessionId": params["sessionId"], "update": update})
+        return True
+
+    def ended(self, app: App) -> bool:
+        """Has the turn ended? Not while something said to it waits to join."""
+        with self.lock:
+            if app.agent.steering:
+                return False
+            self.running = None
+            return True
 
     def cancel(self, id) -> None:
         """From the reader thread: stop the running turn of session `id`, as Ctrl+C would."""

@@ -53,6 +53,7 @@ class Renderer:
         self.over = False  # the turn has ended (Ctrl+C): a call that starts late is not shown
         self.asking = False  # a consent question is on screen: no spinner over it
         self.verbosity = "brief"  # of a result: its first line; "full": all of it; "quiet": none
+        self.typed = ""  # what the user is typing to the running turn (steering.py)
 
     def __call__(self, event) -> None:
         with self.lock:  # parallel calls report from their own threads
@@ -113,7 +114,29 @@ class Renderer:
             # A reply taller than the screen is cut while it streams; stop() prints it whole.
             self.live = Live(console=self.console, refresh_per_second=self.refresh_per_second)
             self.live.start()
-        self.live.update(Markdown(self.text), refresh=False)
+        self.live.update(self._view(Markdown(self.text)), refresh=False)
+
+    def _view(self, answer):
+        """The streaming answer, and under it what the user is typing to the turn."""
+        from rich.console import Group
+        from rich.text import Text
+
+        return Group(answer, Text(f"› {self.typed}", style="bold")) if self.typed else answer
+
+    def typing(self, typed: str, sent: str) -> None:
+        """What the user types while the turn runs: shown under the streaming answer or beside
+        the spinner; a line sent (Enter) is said once, above: it joins the turn at its next step."""
+        from rich.markdown import Markdown
+
+        with self.lock:
+            self.typed = typed
+            if sent:
+                when = "runs when the turn ends" if sent.startswith("/") else "said to the turn"
+                self._print(f"› {sent}   ({when})", "bold")
+            if self.live is not None:
+                self.live.update(self._view(Markdown(self.text)), refresh=True)
+            if self.status is not None:
+                self.status.update(self._running_text())
 
     def _reason(self, text: str) -> None:
         self._freeze()
@@ -145,10 +168,13 @@ class Renderer:
     def _running(self) -> None:
         """A spinner naming the calls still running, so a long command does not look hung."""
         if self.calls and self.console.is_terminal and not self.asking:
-            count = f"{len(self.calls)} calls: " if len(self.calls) > 1 else ""
-            self.status = self.console.status(f"running {count}{', '.join(self.calls.values())}",
-                                              spinner="dots")
+            self.status = self.console.status(self._running_text(), spinner="dots")
             self.status.start()
+
+    def _running_text(self) -> str:
+        count = f"{len(self.calls)} calls: " if len(self.calls) > 1 else ""
+        typed = f"   › {printable(self.typed)}" if self.typed else ""
+        return f"running {count}{printable(', '.join(self.calls.values()))}{typed}"
 
     def _stop_status(self) -> None:
         if self.status is not None:

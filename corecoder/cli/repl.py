@@ -14,9 +14,11 @@ Ctrl+D leaves.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import difflib
 import json
 import os
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -63,7 +65,8 @@ KEYS = "Enter sends · Alt+Enter adds a line · Ctrl+C stops a turn or clears th
 
 class Repl:
     def __init__(self, app, console, session, *, env: Mapping[str, str] | None = None,
-                 cwd: Path | None = None, connect: Callable = connect, questions=None):
+                 cwd: Path | None = None, connect: Callable = connect, questions=None,
+                 keys: int | None = None):
         self.app = app
         self.agent = app.agent
         self.ledger = app.ledger
@@ -76,6 +79,10 @@ class Repl:
         self.connect = connect
         self.renderer = self.agent.subscribe(Renderer(console))
         self.stopping = False  # Ctrl+C came at a question: no other question this turn
+        self.keys = keys  # the terminal, read while a turn runs (steering.py); None: not read
+        self.steering = None  # while a turn runs: what reads the keys typed meanwhile
+        self.unsent = ""  # typed during the last turn, not said to it: the next prompt's text
+        self.typed_during_turn: list[str] = []  # commands typed while it ran: run after it
         app.consent.ask = self.ask  # consent questions come to this terminal
         self.commands = {"help": self.help, "model": self.model, "tokens": self.tokens,
                          "compact": self.compact, "context": self.context, "plan": self.plan,
@@ -94,9 +101,13 @@ class Repl:
         self.banner()
         while True:
             try:
-                # say it each time: the consent question changes it
-                line = self.session.prompt(PLAN_PROMPT if self.app.plan.on else PROMPT,
-                                           bottom_toolbar=self.status_line)
+                if self.typed_during_turn:  # a command typed while the last turn ran
+                    line = self.typed_during_turn.pop(0)
+                else:  # say it each time: the consent question changes it
+                    line = self.session.prompt(PLAN_PROMPT if self.app.plan.on else PROMPT,
+                                               bottom_toolbar=self.status_line,
+                                               default=self.unsent)
+                self.unsent = ""
             except (KeyboardInterrupt, EOFError):
                 break
             if not self.handle(line):
@@ -118,9 +129,27 @@ class Repl:
             self.app.plan.on = False
             self.say("plan approved: plan mode is off", "green")
             text = "I approve the plan. Carry it out now."
-        self.attempt(self.app.ask, text)
+        self.turn(self.app.ask, text)
         self.say(self.ledger.summary(), "dim")
         return True
+
+    def turn(self, work: Callable, *args) -> None:
+        """A turn, and what the user types while it runs said to it (steering.py)."""
+        from .steering import Steering
+
+        while True:
+            with Steering(self.agent, self.renderer.typing, self.keys) as self.steering:
+                stopped = self.attempt(work, *args)
+                while self.agent.steering and not stopped:  # said as the answer came: answer it
+                    stopped = self.attempt(self.agent.run)
+            self.typed_during_turn += self.steering.commands  # the keys are no longer read
+            if not self.agent.steering:
+                break
+            # said as the turn ended or was stopped: Enter was pressed, so it is sent, and the
+            # conversation goes on with it (as a line typed at the prompt would)
+            work, args = self.agent.run, ()
+        self.unsent = self.steering.typed.strip()  # typed, not sent: under the next prompt
+        self.steering, self.renderer.typed = None, ""
 
     def command(self, text: str) -> bool:
         name, arg = (text[1:].split(maxsplit=1) + ["", ""])[:2]
@@ -131,8 +160,9 @@ class Repl:
             return True
         return method(arg.strip()) is not False
 
-    def attempt(self, work: Callable, *args) -> None:
-        """Run something that talks to the model; a failure or Ctrl+C ends it, not the REPL."""
+    def attempt(self, work: Callable, *args) -> bool:
+        """Run something that talks to the model; a failure or Ctrl+C ends it, not the REPL.
+        True if it was stopped (Ctrl+C) or failed."""
         outcome, self.stopping = None, False
         try:
             work(*args)
@@ -146,6 +176,7 @@ class Repl:
             self.renderer.close()  # freeze a half-streamed answer before saying anything under it
         if outcome:
             self.say(*outcome)
+        return outcome is not None
 
     def say(self, text: str, style: str = "") -> None:
         self.console.print(printable(text), style=style, markup=False, highlight=False)
@@ -176,8 +207,9 @@ class Repl:
             for name, value in args.items():
                 shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
                 self.say(f"  {name}: {shown}", "yellow")
-            answer = (self.questions.prompt("  [y]es once · [a]lways for this tool · [n]o › ")
-                      .strip().lower())
+            with self.steering.paused() if self.steering else contextlib.nullcontext():
+                answer = (self.questions.prompt("  [y]es once · [a]lways for this tool · [n]o › ")
+                          .strip().lower())
         except KeyboardInterrupt:
             self.stopping = True
             if threading.current_thread() is not threading.main_thread():
@@ -489,7 +521,8 @@ def run_repl(app) -> int:
         from prompt_toolkit import PromptSession
 
         questions = PromptSession()  # a history of its own, in memory: answers are not inputs
+        keys = sys.stdin.fileno() if sys.stdin.isatty() else None  # read during turns too
         return Repl(app, Console(), prompt_session(app.config.home), questions=questions,
-                    env=app.env).run()
+                    env=app.env, keys=keys).run()
     finally:
         app.stop()

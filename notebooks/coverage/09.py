@@ -31,6 +31,10 @@ skip = [
          "PROTOCOL_VERSION KINDS OPTIONS "
          "Peer Server Invalid need block_text mcp_servers title updates started chunk history "
          "run_acp")},
+    {"why": ("steering in the terminal: while a turn runs, the keys are read one at a time; a "
+             "line is said to the turn (Agent.steer, chapter 1), a command waits for its end, "
+             "Esc Esc stops it as Ctrl+C does"),
+     "cli/steering.py": "Steering"},
     {"why": "terminal plumbing: signals, hang-ups and the argument parser's wording",
      "cli/__init__.py": "parser LEAVE_SECONDS end_on_hangup leave"},
     {"why": "the settings' data: the presets (a cell prints them), the default model, the names "

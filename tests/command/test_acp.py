@@ -182,3 +182,41 @@ def test_an_editor_that_leaves_while_its_answer_is_awaited_ends_the_turn_and_the
     assert agent.returncode == 0 and "Traceback" not in err, err
     assert json.loads(out.splitlines()[-1])["result"] == {"stopReason": "cancelled"}
     assert not (tmp_path / "notes.md").exists() and len(server.requests) == 1
+
+
+def test_a_prompt_sent_while_a_turn_runs_is_said_to_it_and_answered_as_it_ends(tmp_path):
+    waits = {"name": "bash", "arguments": {
+        "command": "while [ ! -e go ]; do sleep 0.05; done; echo ran"}}
+    with ScriptServer([{"tool_calls": [waits]}, "Noted: python."]) as server:
+        agent = subprocess.Popen([*AGENT, "--yes"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                                 env=environment(server, tmp_path / "home"))
+
+        def send(line: str) -> None:
+            agent.stdin.write(line + "\n")
+            agent.stdin.flush()
+
+        def until(test) -> dict:
+            while not test(message := json.loads(agent.stdout.readline())):
+                pass
+            return message
+
+        send(request(1, "session/new", cwd=str(tmp_path), mcpServers=[]))
+        id = until(lambda m: m.get("id") == 1)["result"]["sessionId"]
+        send(request(2, "session/prompt", sessionId=id, prompt=[{"type": "text", "text": "go"}]))
+        until(lambda m: m.get("method") == "session/update"
+              and m["params"]["update"].get("status") == "in_progress")  # the command runs
+        send(request(3, "session/prompt", sessionId=id,
+                     prompt=[{"type": "text", "text": "use python instead"}]))
+        said = until(lambda m: m.get("method") == "session/update")["params"]["update"]
+        assert said == {"sessionUpdate": "user_message_chunk",
+                        "content": {"type": "text", "text": "use python instead"}}
+        (tmp_path / "go").touch()  # only now does the command end
+        answers = [until(lambda m: m.get("id") in (2, 3)) for _ in range(2)]
+        agent.stdin.close()
+        assert agent.wait(timeout=30) == 0
+    assert sorted((a["id"], a["result"]["stopReason"]) for a in answers) == [
+        (2, "end_turn"), (3, "end_turn")]
+    second = server.requests[1]["body"]["messages"]
+    assert [m["role"] for m in second[-3:]] == ["assistant", "tool", "user"]
+    assert second[-1]["content"] == "use python instead" and len(server.requests) == 2

@@ -949,3 +949,52 @@ def test_the_status_line_shows_model_context_cost_and_plan_mode_and_verbosity_se
     assert re.search(r"✓ one\s+two", full)  # the whole result, not "one (+1 lines)"
     after = quiet[quiet.index("verbosity: quiet"):]
     assert 'bash(command="echo four")' in after and "✓ four" not in after
+
+
+# Steering through the terminal: a line typed while a turn runs joins it at the next step
+
+
+def waits_for(name: str) -> dict:
+    """A bash call that runs until the test creates `name`: the order is the test's, not a clock's."""
+    return {"tool_calls": [{"name": "bash", "arguments": {
+        "command": f"while [ ! -e {name} ]; do sleep 0.05; done; echo ran"}}]}
+
+
+def test_a_line_typed_while_a_command_runs_joins_the_turn_after_its_result(tmp_path):
+    with ScriptServer([waits_for("go"), "Noted: python it is."]) as server:
+        with terminal(tmp_path, environment(server, tmp_path / "home"), "--yes") as (proc, fd, seen):
+            read_until(fd, r"/help for commands.*\n.*›", seen)
+            os.write(fd, b"do the thing\r")
+            read_until(fd, r"running bash", seen)
+            os.write(fd, "use python instead, ☃\r".encode())
+            read_until(fd, r"› use python instead, ☃ +\(said to the turn\)", seen)
+            os.write(fd, b"/plan\r")  # a command: the REPL's, after the turn
+            read_until(fd, r"› /plan +\(runs when the turn ends\)", seen)
+            (tmp_path / "go").touch()  # now the command ends
+            text = read_until(fd, r"Noted: python it is\.[\s\S]*plan mode on", seen)
+            os.write(fd, b"/quit\r")
+            assert proc.wait(timeout=15) == 0
+    second = server.requests[1]["body"]["messages"]
+    assert [m["role"] for m in second[-3:]] == ["assistant", "tool", "user"]
+    assert second[-2]["content"].startswith("ran") and second[-1]["content"] == "use python instead, ☃"
+    assert len(server.requests) == 2 and "/plan" not in json.dumps(second)
+    assert text.count("tokens in") == 1  # one turn, steered: one summary
+
+
+def test_esc_esc_stops_the_turn_as_ctrl_c_does_and_the_repl_goes_on(tmp_path):
+    with ScriptServer([waits_for("never"), "Still here."]) as server:
+        with terminal(tmp_path, environment(server, tmp_path / "home"), "--yes") as (proc, fd, seen):
+            read_until(fd, r"/help for commands.*\n.*›", seen)
+            os.write(fd, b"wait\r")
+            read_until(fd, r"running bash", seen)
+            os.write(fd, b"half a tho")  # typed, not sent: it waits under the next prompt
+            os.write(fd, b"\x1b[D\x1b\x1b")  # an arrow key is ignored; Esc Esc stops the turn
+            read_until(fd, r"interrupted[\s\S]*› half a tho", seen)
+            os.write(fd, b"ught\r")
+            read_until(fd, r"Still here\.", seen)
+            os.write(fd, b"/quit\r")
+            assert proc.wait(timeout=15) == 0
+    last = server.requests[-1]["body"]["messages"]
+    assert last[-1] == {"role": "user", "content": "half a thought"}
+    check_history(last[1:])
+    assert "interrupted" in [m for m in last if m["role"] == "tool"][0]["content"]
