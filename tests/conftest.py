@@ -4,14 +4,29 @@ browser; and which tests must share a worker when the suite runs on parallel wor
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_is_pythons_own():
+    """Every Ctrl+C test needs Python's own SIGINT handler, in this process and in the commands
+    it starts (a SIGINT ignored here is ignored in every child too, and a child's Ctrl+C does
+    nothing). A test that leaves another handler behind fails, and the handler is put back, so
+    the test that leaked it is named instead of a later one that only suffered from it."""
+    yield
+    found = signal.getsignal(signal.SIGINT)
+    if found is not signal.default_int_handler and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        pytest.fail(f"this test left SIGINT handled by {found!r}, not Python's own handler")
 
 # The answers a learner keeps (corecoder_course/answers.py) go to a folder of the run's own, empty
 # at the start: no test keeps one in notebooks/.work/answers, and a chapter that shows "your

@@ -158,9 +158,13 @@ def test_bad_team_requests_are_refused_clearly(tmp_path, arguments, problem):
     check_history(agent.messages)
 
 
-def test_ctrl_c_stops_the_workers_too(tmp_path):
+def test_ctrl_c_stops_the_workers_too(tmp_path, monkeypatch):
     import os
     import signal
+
+    # no round limit ends a worker first: on a loaded machine one may run all of its rounds
+    # before the other has run one, and the turn would end before the Ctrl+C
+    monkeypatch.setattr("corecoder.subagents.WORKER_ROUNDS", 10_000)
 
     working = {"a": threading.Event(), "b": threading.Event()}  # by task, "task:" taken off
 
