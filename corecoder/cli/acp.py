@@ -47,6 +47,7 @@ KINDS = {"read_file": "read", "write_file": "edit", "edit_file": "edit", "glob":
 OPTIONS = [{"optionId": "once", "name": "Allow once", "kind": "allow_once"},
            {"optionId": "always", "name": "Always allow this tool here", "kind": "allow_always"},
            {"optionId": "deny", "name": "Reject", "kind": "reject_once"}]
+PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}  # ACP's
 # JSON-RPC's own error codes
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, BAD_PARAMS, FAILED = -32700, -32600, -32601, -32602, -32603
 
@@ -152,8 +153,10 @@ class Server:
                 self.peer.respond(None, error=(INVALID_REQUEST, "a message is a JSON object"))
             elif "method" not in message:
                 self.peer.answered(message)  # the client's answer to one of our requests
-            elif message["method"] == "session/cancel":
+            elif message["method"] == "session/cancel":  # a notification; sent as a request,
                 self.cancel((message.get("params") or {}).get("sessionId"))
+                if "id" in message:  # it is answered all the same
+                    self.peer.respond(message["id"], None)
             elif not (message["method"] == "session/prompt" and self.steer(message)):
                 self.inbox.put(message)
         self.peer.closed()
@@ -363,10 +366,8 @@ def updates(event, app: App) -> list[dict]:
                  "status": "completed" if event.status == "ok" else "failed",
                  "content": [{"type": "content", "content": {"type": "text",
                                                              "text": event.result}}]}]
-        if event.call.name == "todo_write":
-            entries = [{"content": item["content"], "status": item["status"],
-                        "priority": "medium"} for item in app.agent.workspace.todos]
-            done.append({"sessionUpdate": "plan", "entries": entries})
+        if event.call.name == "todo_write" and event.status == "ok":
+            done.append({"sessionUpdate": "plan", "entries": plan(event.call.arguments)})
         return done
     return []
 
@@ -382,6 +383,14 @@ def started(call: dict, status: str) -> dict:
     name = str(function.get("name", ""))
     return {"sessionUpdate": "tool_call", "toolCallId": call.get("id"), "title": title(name, args),
             "kind": KINDS.get(name, "other"), "status": status, "rawInput": args}
+
+
+def plan(arguments: str) -> list[dict]:
+    """The todo list a todo_write call wrote, as ACP's plan entries. (From the call itself: in
+    a parallel batch the workspace takes the new list only once the batch is over.)"""
+    todos = json.loads(arguments)["todos"]  # it ran: its arguments were checked, JSON included
+    return [{"content": " ".join(item["content"].split()), "priority": "medium",
+             "status": PLAN_STATUS[item["status"]]} for item in todos]
 
 
 def chunk(kind: str, text: str) -> dict:

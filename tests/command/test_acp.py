@@ -39,9 +39,14 @@ def editor(scenario: str, cwd: Path, env: dict, session: str = "") -> dict:
 
 WRITE = {"name": "bash", "arguments": {"command": "echo 'notes' > notes.md"}}
 WAIT = {"name": "bash", "arguments": {"command": "sleep 60; echo too late > late.txt"}}
-TURNS = [{"tool_calls": [WRITE]}, "Wrote notes.md.",
+def todo(status: str) -> dict:
+    return {"name": "todo_write", "arguments": {"todos": [
+        {"content": "write  the notes", "status": status}, {"content": "check", "status": "pending"}]}}
+
+
+TURNS = [{"tool_calls": [todo("in_progress"), WRITE]}, "Wrote notes.md.",  # one batch, at once
          {"tool_calls": [WAIT]},  # cancelled while it runs: the script's next turn is never asked
-         "Still here.", "Loaded, and here."]
+         {"tool_calls": [todo("done")]}, "Still here.", "Loaded, and here."]
 
 
 def test_an_editor_runs_a_session_allows_a_write_and_cancels_a_command_then_loads_it(tmp_path):
@@ -57,12 +62,18 @@ def test_an_editor_runs_a_session_allows_a_write_and_cancels_a_command_then_load
         assert seen["permissions"][0]["options"] == ["allow_once", "allow_always", "reject_once"]
         assert (work / "notes.md").read_text() == "notes\n"
         kinds = [(u["kind"], u.get("status")) for u in seen["updates"]]
-        assert kinds[:2] == [("tool_call", "in_progress"), ("tool_call_update", "completed")]
+        assert ("tool_call", "in_progress") in kinds and ("tool_call_update", "completed") in kinds
+        # the todo list as the plan, each as that call wrote it, in the statuses ACP knows: the
+        # library drops an update it finds invalid, so a wrong one would be missing here
+        plans = [u["entries"] for u in seen["updates"] if u["kind"] == "plan"]
+        assert plans == [[{"content": "write the notes", "priority": "medium", "status": status},
+                          {"content": "check", "priority": "medium", "status": "pending"}]
+                         for status in ("in_progress", "completed")]
         text = "".join(u.get("text", "") for u in seen["updates"] if u["kind"] == "agent_message_chunk")
         assert text == "Wrote notes.md.Still here."
         # the cancelled command was killed, and the model was told, in a legal history
         assert not (work / "late.txt").exists()
-        third = server.requests[3]["body"]["messages"]
+        third = server.requests[3]["body"]["messages"]  # the third prompt's first request
         assert [m["role"] for m in third[-3:]] == ["assistant", "tool", "user"]
         assert "interrupted" in third[-2]["content"]
 
@@ -74,7 +85,7 @@ def test_an_editor_runs_a_session_allows_a_write_and_cancels_a_command_then_load
     assert loaded["stops"] == ["end_turn"]
     last = server.requests[-1]["body"]["messages"]
     assert [m["content"] for m in last if m["role"] == "user"][-1] == "one more thing"
-    assert len([m for m in last if m["role"] == "tool"]) == 2  # every call answered, resumed
+    assert len([m for m in last if m["role"] == "tool"]) == 4  # every call answered, resumed
 
 
 def by_hand(lines: list[str], env: dict, cwd: Path, ids: bool = False, flags=()) -> list[dict]:
@@ -83,14 +94,19 @@ def by_hand(lines: list[str], env: dict, cwd: Path, ids: bool = False, flags=())
     agent = subprocess.Popen([*AGENT, *flags], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
     answers = []
-    for line in lines:
-        if ids and answers:
-            line = line.replace("{id}", answers[0]["result"]["sessionId"])
-        agent.stdin.write(line + "\n")
-        agent.stdin.flush()
-        if ids and not answers:  # the session's id, before the lines that need it
-            answers.append(json.loads(agent.stdout.readline()))
-    out, err = agent.communicate(timeout=60)
+    try:
+        for line in lines:
+            if ids and answers:
+                line = line.replace("{id}", answers[0]["result"]["sessionId"])
+            agent.stdin.write(line + "\n")
+            agent.stdin.flush()
+            if ids and not answers:  # the session's id, before the lines that need it
+                answers.append(json.loads(agent.stdout.readline()))
+        out, err = agent.communicate(timeout=60)
+    finally:
+        if agent.poll() is None:  # a test that failed leaves no agent behind
+            agent.kill()
+            agent.wait()
     assert agent.returncode == 0 and "Traceback" not in err, err
     return answers + [json.loads(line) for line in out.splitlines()]  # nothing but protocol
 
@@ -107,12 +123,15 @@ def test_bad_input_gets_json_rpc_errors_and_the_agent_carries_on(tmp_path):
             request(3, "session/new", cwd=str(tmp_path), mcpServers=[{"name": "x"}]),
             request(4, "session/prompt", sessionId="nobody", prompt=[]),
             request(5, "session/new", cwd=str(tmp_path), mcpServers=[]),
+            request(6, "session/cancel", sessionId="nobody"),  # a notification, sent with an id
         ], environment(server, tmp_path / "home"), tmp_path)
+    by_id = {a.get("id"): a for a in answers}
     errors = [(a.get("id"), a["error"]["code"]) for a in answers if "error" in a]
     assert errors == [(None, -32700), (None, -32600), (1, -32601), (2, -32602), (3, -32602),
                       (4, -32602)]
-    assert "no session 'nobody'" in answers[5]["error"]["message"]
-    assert answers[6]["result"]["sessionId"]  # and after all that, a session
+    assert "no session 'nobody'" in by_id[4]["error"]["message"]
+    assert by_id[5]["result"]["sessionId"]  # and after all that, a session
+    assert by_id[6] == {"jsonrpc": "2.0", "id": 6, "result": None}
 
 
 def test_a_failing_model_is_an_error_to_that_request_not_the_end_of_the_agent(tmp_path):
