@@ -28,7 +28,7 @@ skip = [
              "front end, a subscriber that sends the events as session/update notifications and "
              "an asker that sends consent's questions as permission requests, over JSON-RPC"),
      "cli/acp.py": (
-         "PROTOCOL_VERSION KINDS OPTIONS "
+         "PROTOCOL_VERSION KINDS OPTIONS PLAN_STATUS plan "
          "Peer Server Invalid need block_text mcp_servers title updates started chunk history "
          "run_acp")},
     {"why": ("steering in the terminal: while a turn runs, the keys are read one at a time; a "
