@@ -127,18 +127,23 @@ class Server:
 
     def serve(self, lines) -> int:
         """Read `lines` (stdin) in a thread; run what they ask here, one at a time."""
-        signal.signal(signal.SIGINT, self.on_sigint)
         for sig in (signal.SIGTERM, signal.SIGHUP):  # the editor went: its commands go too
             signal.signal(sig, self.on_end)
         threading.Thread(target=self.read, args=(lines,), daemon=True).start()
         try:
-            while (message := self.inbox.get()) is not None:
-                self.handle(message)
+            while True:
+                try:
+                    if (message := self.inbox.get()) is None:
+                        return 0
+                    self.handle(message)
+                except KeyboardInterrupt:
+                    if not self.cancelled:
+                        return 130  # a Ctrl+C of the user's own: the agent ends, as a command does
+                    self.cancelled = False  # a cancel that came as its turn ended: nothing to stop
         finally:
             for app in self.sessions.values():
                 app.log.flush()
                 app.stop()
-        return 0
 
     def read(self, lines) -> None:
         for line in lines:
@@ -233,7 +238,7 @@ class Server:
                 self.running = None  # from here a cancel has nothing to stop
             reason = "max_turn_requests" if endings[-1:] == ["max_rounds"] else "end_turn"
         except KeyboardInterrupt:
-            reason = "cancelled"
+            reason, self.cancelled = "cancelled", False  # (a Ctrl+C of the user's also ends here)
             app.agent.steering.clear()  # what was said to it was not done: its answer says so
         finally:
             app.agent.subscribers.remove(watch)
@@ -268,16 +273,13 @@ class Server:
             return True
 
     def cancel(self, id) -> None:
-        """From the reader thread: stop the running turn of session `id`, as Ctrl+C would."""
-        if id is not None and id == self.running:
-            self.cancelled = True
-            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-
-    def on_sigint(self, signum, frame) -> None:
-        """A cancel's SIGINT stops the turn if it still runs (it may have just ended); one from
-        anyone else ends the agent, as it would any command."""
-        if not self.cancelled or self.running is not None:
-            raise KeyboardInterrupt
+        """From the reader thread: stop the running turn of session `id`, as Ctrl+C would. The
+        same SIGINT, to Python's own handler, so the same care: in a batch of calls it is only
+        noted, and the batch stops between two waits (executor.ctrl_c_noted)."""
+        with self.lock:  # not once the turn has ended (prompt, ended)
+            if id is not None and id == self.running:
+                self.cancelled = True
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     def on_end(self, signum, frame) -> None:
         for app in list(self.sessions.values()):

@@ -239,3 +239,17 @@ def test_a_prompt_sent_while_a_turn_runs_is_said_to_it_and_answered_as_it_ends(t
     second = server.requests[1]["body"]["messages"]
     assert [m["role"] for m in second[-3:]] == ["assistant", "tool", "user"]
     assert second[-1]["content"] == "use python instead" and len(server.requests) == 2
+
+
+def test_a_ctrl_c_of_the_users_own_ends_the_agent_as_it_would_a_command(tmp_path):
+    import signal
+
+    agent = subprocess.Popen(AGENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                             env=environment(None, tmp_path / "home", OPENAI_API_KEY="x"))
+    agent.stdin.write(request(1, "initialize", protocolVersion=1) + "\n")
+    agent.stdin.flush()
+    assert json.loads(agent.stdout.readline())["result"]["protocolVersion"] == 1  # it is serving
+    agent.send_signal(signal.SIGINT)
+    out, err = agent.communicate(timeout=30)
+    assert agent.returncode == 130 and out == "" and "Traceback" not in err
