@@ -222,13 +222,12 @@ class Server:
 
     def prompt(self, params: dict) -> dict:
         app = self.session(params)
-        blocks = need(params, "prompt", list)
-        text = "\n\n".join(block_text(block) for block in blocks if isinstance(block, dict))
-        if not text.strip():
+        text = prompt_text(need(params, "prompt", list))
+        if not text:
             raise Invalid(BAD_PARAMS, "the prompt has no text")
         endings: list[str] = []
         watch = app.agent.subscribe(lambda e: isinstance(e, Finished) and endings.append(e.reason))
-        self.running, self.cancelled = app.log.id, False
+        self.running, self.cancelled, reason = app.log.id, False, None
         try:
             try:
                 app.ask(text)
@@ -243,18 +242,19 @@ class Server:
         finally:
             app.agent.subscribers.remove(watch)
             app.log.flush()
-        with self.lock:
-            steered, self.steered = self.steered, []
-        for id in steered:  # the prompts said to this turn end with it
-            self.peer.respond(id, {"stopReason": reason})
+            with self.lock:
+                steered, self.steered = self.steered, []
+            for id in steered:  # the prompts said to this turn end with it, or fail with it
+                result, error = ({"stopReason": reason}, None) if reason else (None, (
+                    FAILED, "the turn this prompt was said to failed: see that prompt's answer"))
+                self.peer.respond(id, result, error)
         return {"stopReason": reason}
 
     def steer(self, message: dict) -> bool:
         """From the reader thread: a prompt for the session whose turn runs is said to that
         turn (Agent.steer), and answered when the turn ends. False: no turn of it runs."""
         params = message.get("params") or {}
-        blocks = params.get("prompt") if isinstance(params.get("prompt"), list) else []
-        text = "\n\n".join(block_text(b) for b in blocks if isinstance(b, dict)).strip()
+        text = prompt_text(params.get("prompt") if isinstance(params.get("prompt"), list) else [])
         with self.lock:
             if not text or params.get("sessionId") != self.running:
                 return False
@@ -321,6 +321,10 @@ def need(params: dict, name: str, kind: type):
     if not isinstance(value, kind):
         raise Invalid(BAD_PARAMS, f"{name} must be a {kind.__name__}")
     return value
+
+
+def prompt_text(blocks: list) -> str:
+    return "\n\n".join(block_text(block) for block in blocks if isinstance(block, dict)).strip()
 
 
 def block_text(block: dict) -> str:

@@ -29,8 +29,8 @@ skip = [
              "an asker that sends consent's questions as permission requests, over JSON-RPC"),
      "cli/acp.py": (
          "PROTOCOL_VERSION KINDS OPTIONS PLAN_STATUS plan "
-         "Peer Server Invalid need block_text mcp_servers title updates started chunk history "
-         "run_acp")},
+         "Peer Server Invalid need prompt_text block_text mcp_servers title updates started chunk "
+         "history run_acp")},
     {"why": ("steering in the terminal: while a turn runs, the keys are read one at a time; a "
              "line is said to the turn (Agent.steer, chapter 1), a command waits for its end, "
              "Esc Esc stops it as Ctrl+C does"),

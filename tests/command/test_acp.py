@@ -203,10 +203,11 @@ def test_an_editor_that_leaves_while_its_answer_is_awaited_ends_the_turn_and_the
     assert not (tmp_path / "notes.md").exists() and len(server.requests) == 1
 
 
-def test_a_prompt_sent_while_a_turn_runs_is_said_to_it_and_answered_as_it_ends(tmp_path):
+@pytest.mark.parametrize("then", ["Noted: python.", {"fault": "auth"}])
+def test_a_prompt_sent_while_a_turn_runs_is_said_to_it_and_answered_as_it_ends(tmp_path, then):
     waits = {"name": "bash", "arguments": {
         "command": "while [ ! -e go ]; do sleep 0.05; done; echo ran"}}
-    with ScriptServer([{"tool_calls": [waits]}, "Noted: python."]) as server:
+    with ScriptServer([{"tool_calls": [waits]}, then]) as server:
         agent = subprocess.Popen([*AGENT, "--yes"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, cwd=tmp_path,
                                  env=environment(server, tmp_path / "home"))
@@ -234,6 +235,9 @@ def test_a_prompt_sent_while_a_turn_runs_is_said_to_it_and_answered_as_it_ends(t
         answers = [until(lambda m: m.get("id") in (2, 3)) for _ in range(2)]
         agent.stdin.close()
         assert agent.wait(timeout=30) == 0
+    if isinstance(then, dict):  # the model failed: both prompts are told, neither waits
+        assert sorted((a["id"], a["error"]["code"]) for a in answers) == [(2, -32603), (3, -32603)]
+        return
     assert sorted((a["id"], a["result"]["stopReason"]) for a in answers) == [
         (2, "end_turn"), (3, "end_turn")]
     second = server.requests[1]["body"]["messages"]
