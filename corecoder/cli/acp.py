@@ -129,7 +129,8 @@ class Server:
         """Read `lines` (stdin) in a thread; run what they ask here, one at a time."""
         for sig in (signal.SIGTERM, signal.SIGHUP):  # the editor went: its commands go too
             signal.signal(sig, self.on_end)
-        threading.Thread(target=self.read, args=(lines,), daemon=True).start()
+        self.reader = threading.Thread(target=self.read, args=(lines,), daemon=True)
+        self.reader.start()
         try:
             while True:
                 try:
@@ -426,4 +427,9 @@ def run_acp(*, model=None, yes=False, trust=False, settings=None) -> int:
     out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", write_through=True)
     lines = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     sys.stdout = sys.stderr  # whatever prints by mistake must not break the protocol
-    return Server(Peer(out), model=model, yes=yes, trust=trust, settings=settings).serve(lines)
+    server = Server(Peer(out), model=model, yes=yes, trust=trust, settings=settings)
+    code = server.serve(lines)
+    if server.reader.is_alive():  # still reading stdin (a Ctrl+C ended it): Python 3.12 aborts
+        sys.stderr.flush()  # its shutdown under a thread that holds stdin's lock, so leave now
+        os._exit(code)  # (the sessions are flushed and their commands stopped: serve did it)
+    return code
