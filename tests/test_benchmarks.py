@@ -2,6 +2,7 @@
 no figure here is compared with a speed (benchmarks/README.md holds the figures)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +141,12 @@ def test_the_suite_table_sorts_each_test_into_its_family_and_rewrites_only_its_s
     readme.write_text(f"before\n{suite.BEGIN}\nold\n{suite.END}\nafter\n", encoding="utf-8")
     suite.write(text, readme)
     assert readme.read_text(encoding="utf-8") == f"before\n{suite.BEGIN}\n{text}\n{suite.END}\nafter\n"
+
+
+def test_the_suite_and_every_process_it_starts_keep_their_bytecode():
+    # tests/conftest.py undoes a PYTHONDONTWRITEBYTECODE of the machine's: with it, each of the
+    # run's interpreters compiled the engine, the course and the tests anew (17% of its time)
+    assert "PYTHONDONTWRITEBYTECODE" not in os.environ and sys.dont_write_bytecode is False
+    child = subprocess.run([sys.executable, "-c", "import sys; print(sys.dont_write_bytecode)"],
+                           capture_output=True, text=True, check=True)
+    assert child.stdout.strip() == "False"
