@@ -15,7 +15,8 @@ in progress.
 of them fail (and with which error), and `at_once`. The learner's answer is run with a `work`
 that counts how many tasks run at once, exactly (a lock, no clock), and forces the order they
 finish in, the whole of it: the first wave (the first `at_once` tasks) backwards, so the first
-task finishes last, then the others in input order. Each task waits for the one before it in that
+task finishes last, then the others in input order (and their futures complete in it, the first
+only once the answer reads them, however late). Each task waits for the one before it in that
 order, which a pool of `at_once` has always started already, and the first task, the last of its
 wave to finish, waits for the first task after the wave to start (a pool's freed worker takes it
 at once: an answer that runs the tasks wave by wave does not). A run waits a second at most in
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -273,15 +275,18 @@ class _Work:
 @contextmanager
 def _futures_in_order(work: _Work) -> Iterator[None]:
     """While a team runs, a future that holds a task's report completes only after the future of
-    the task before it in the forced order has (IN_ORDER seconds at most). That
-    `work` returns in that order is not enough: a future is completed by its thread a moment
-    after, and under load those moments come in any order, so an answer that reads reports as
-    their futures complete (as_completed) would read another order each run. (Future is patched
-    for the run; an answer that uses no futures runs as it would.)"""
+    the task before it in the forced order has (IN_ORDER seconds at most), and the first of them
+    only once the answer reads (`_reading`). That `work` returns in that order is not enough: a
+    future is completed by its thread a moment after, and under load those moments come in any
+    order, so an answer that reads reports as their futures complete (as_completed) would read
+    another order each run. And an answer that comes to read late finds them all complete:
+    as_completed gives those in the order of a set, the right one now and then. (Future is
+    patched for the run; an answer that uses no futures runs as it would.)"""
     from concurrent.futures import Future
 
     real = {name: getattr(Future, name) for name in ("set_result", "set_exception")}
     completed = {t: threading.Event() for t in work.team.tasks}
+    reader, now_and_then = threading.get_ident(), threading.Event()  # the event is never set
 
     def in_order(name):
         def complete(future, value):
@@ -289,6 +294,10 @@ def _futures_in_order(work: _Work) -> Iterator[None]:
             before = work.after.get(task)
             if before and work.done[before].is_set():  # its work is done: it completes soon
                 completed[before].wait(IN_ORDER)
+            if task is not None and task == work.head:
+                waited = time.monotonic() + IN_ORDER
+                while not _reading(reader) and time.monotonic() < waited:
+                    now_and_then.wait(0.001)
             real[name](future, value)
             if task:
                 completed[task].set()
@@ -301,6 +310,34 @@ def _futures_in_order(work: _Work) -> Iterator[None]:
     finally:
         for name, method in real.items():
             setattr(Future, name, method)
+
+
+def _blocked_in() -> set:
+    """The code a thread is in while it waits (Python 3.10 to 3.13): on a condition (an event, a
+    future's result, as_completed, wait) or for a thread to end (join)."""
+    return {f.__code__ for f in (threading.Condition.wait, threading.Thread.join,
+                                 getattr(threading.Thread, "_wait_for_tstate_lock", None)) if f}
+
+
+def _reads() -> set:
+    """The code an answer is in while it reads its futures, or waits for its pool to end."""
+    import concurrent.futures as cf
+
+    return {f.__code__ for f in (cf.Future.result, cf.Future.exception, cf.as_completed,
+                                 cf.wait, cf.ThreadPoolExecutor.shutdown)}
+
+
+def _reading(thread: int) -> bool:
+    """Whether `thread` waits, inside a read of a future or the end of its pool: it has taken
+    stock of which futures are complete (a thread that waits for a worker to start, inside
+    submit, has not)."""
+    frame = sys._current_frames().get(thread)
+    if frame is None or frame.f_code not in _blocked_in():
+        return False
+    reads = _reads()
+    while frame is not None and frame.f_code not in reads:
+        frame = frame.f_back
+    return frame is not None
 
 
 def _ran(answer, team: Team) -> Ran:

@@ -240,6 +240,34 @@ def test_state_kept_between_calls_is_caught():
     assert "x" in told(remembers)
 
 
+def test_a_team_read_as_it_completes_is_shuffled_on_every_run_however_late_it_reads():
+    # ch06.team forces the order a team's futures complete in. A reader that comes late, once
+    # every task's work is done, would find them all complete, and as_completed gives those in
+    # the order of a set: now and then the tasks' own. So the first future completes only once
+    # the answer reads, and the verdict is the same however the threads were scheduled.
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from corecoder_course.exercises.ch06 import Team, _ran
+
+    def late_reader(tasks, work, at_once):
+        returned, every_work_returned = [], threading.Event()
+
+        def report(task):
+            value = work(task)
+            returned.append(task)
+            if len(returned) == len(tasks):
+                every_work_returned.set()
+            return value
+
+        with ThreadPoolExecutor(max_workers=at_once) as pool:
+            futures = [pool.submit(report, task) for task in tasks]
+            every_work_returned.wait()
+            return [future.result() for future in as_completed(futures)]
+
+    team = Team(("parser", "lexer", "tests", "docs"), (), 4)
+    assert all(_ran(late_reader, team).shuffled for _ in range(30))
+
+
 def test_the_reference_is_worked_out_once_an_input_whatever_the_answers_judged():
     # Every answer judged meets the same inputs: a reference that starts a process (chapter 7's
     # servers) must not start it again for each one, nor for each mutant of a mutation score.
