@@ -3,7 +3,9 @@ cost is visible before it lands.
 
     python -m benchmarks.suite              run the README's pytest (no ruff) with a JUnit report,
                                             and rewrite the table in benchmarks/README.md
-    python -m benchmarks.suite --from XML   the same table from a report a run already wrote
+    python -m benchmarks.suite --from XML [--wall S]
+                                            the same table from a report a run already wrote
+                                            (and S, the wall time that run took, if measured)
 
 A family is a kind of test, told by its folder: the browser tests (the site in Chromium, the
 chapters in JupyterLab), the notebooks under strict nbval, the course's Python tests, the
@@ -93,6 +95,7 @@ def write(text: str, readme: Path = README) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.suite", description=__doc__.splitlines()[0])
     parser.add_argument("--from", dest="report", type=Path, help="a JUnit XML report to read instead")
+    parser.add_argument("--wall", type=float, help="the wall time of the run that wrote that report")
     args = parser.parse_args(argv)
     if args.report is None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -103,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                             f"--junitxml={report}"], cwd=ROOT, check=False)
             text = table(cases(report), wall=time.monotonic() - started)
     else:
-        text = table(cases(args.report))
+        text = table(cases(args.report), wall=args.wall)
     write(text)
     print(text)
     return 0
