@@ -48,9 +48,11 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed  # noqa: F401 (a mistake uses it)
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from traceback import walk_stack
+from unittest.mock import patch
 
 from corecoder.agent import Agent
 from corecoder.calls import Gate
@@ -112,12 +114,12 @@ def _shown_kept(kept: Kept) -> str:
 
 
 def _todos_diagnose(args, got: Kept, wanted: Kept) -> str | None:
+    # the one thing told here; the rule, or a listed mistake, says the rest
     if got.own and got.items == wanted.items:
         return say("return a new list of new dicts: the caller's list, and each dict in it, are "
                    "the model's own arguments, which stay in the history as it sent them",
                    "要返回由新字典组成的新列表：调用方的列表和其中每个字典，都是模型自己发来的参数，"
                    "要按原样留在历史里")
-    return None  # the rule, or a listed mistake, says the rest
 
 
 TODOS = Exercise(
@@ -217,10 +219,12 @@ class _Work:
     finish in (the docstring of this module says how)."""
 
     def __init__(self, team: Team):
-        self.team, self.lock = team, threading.Lock()
+        # the thread that runs the answer, and so reads the futures (_futures_in_order)
+        self.team, self.lock, self.reader = team, threading.Lock(), threading.get_ident()
         self.running = self.most = 0
-        self.done = {t: threading.Event() for t in team.tasks}
-        self.started = {t: threading.Event() for t in team.tasks}
+        # each task's events: its work started, its work done, its future completed
+        self.started, self.done, self.completed = ({t: threading.Event() for t in team.tasks}
+                                                   for _ in range(3))
         self.deadline, self.alone = time.monotonic() + WAIT, []
         tasks, self.wave = team.tasks, team.tasks[:team.at_once]
         order = [*reversed(self.wave), *tasks[team.at_once:]]
@@ -282,62 +286,39 @@ def _futures_in_order(work: _Work) -> Iterator[None]:
     another order each run. And an answer that comes to read late finds them all complete:
     as_completed gives those in the order of a set, the right one now and then. (Future is
     patched for the run; an answer that uses no futures runs as it would.)"""
-    from concurrent.futures import Future
-
     real = {name: getattr(Future, name) for name in ("set_result", "set_exception")}
-    completed = {t: threading.Event() for t in work.team.tasks}
-    reader, now_and_then = threading.get_ident(), threading.Event()  # the event is never set
 
     def in_order(name):
         def complete(future, value):
             task = work.task_of(value)
             before = work.after.get(task)
             if before and work.done[before].is_set():  # its work is done: it completes soon
-                completed[before].wait(IN_ORDER)
-            if task is not None and task == work.head:
-                waited = time.monotonic() + IN_ORDER
-                while not _reading(reader) and time.monotonic() < waited:
-                    now_and_then.wait(0.001)
+                work.completed[before].wait(IN_ORDER)
+            waited = time.monotonic() + IN_ORDER  # the first of them: once the answer reads
+            while task == work.head and not _reading(work.reader) and time.monotonic() < waited:
+                time.sleep(0.001)
             real[name](future, value)
             if task:
-                completed[task].set()
+                work.completed[task].set()
         return complete
 
-    for name in real:
-        setattr(Future, name, in_order(name))
-    try:
+    with patch.multiple(Future, **{name: in_order(name) for name in real}):
         yield
-    finally:
-        for name, method in real.items():
-            setattr(Future, name, method)
 
 
-def _blocked_in() -> set:
-    """The code a thread is in while it waits (Python 3.10 to 3.13): on a condition (an event, a
-    future's result, as_completed, wait) or for a thread to end (join)."""
-    return {f.__code__ for f in (threading.Condition.wait, threading.Thread.join,
-                                 getattr(threading.Thread, "_wait_for_tstate_lock", None)) if f}
-
-
-def _reads() -> set:
-    """The code an answer is in while it reads its futures, or waits for its pool to end."""
-    import concurrent.futures as cf
-
-    return {f.__code__ for f in (cf.Future.result, cf.Future.exception, cf.as_completed,
-                                 cf.wait, cf.ThreadPoolExecutor.shutdown)}
+# The code an answer is in while it reads its futures, or waits for its pool to end
+READING = {f.__code__ for f in (Future.result, Future.exception, as_completed, wait,
+                                ThreadPoolExecutor.shutdown)}
 
 
 def _reading(thread: int) -> bool:
     """Whether `thread` waits, inside a read of a future or the end of its pool: it has taken
     stock of which futures are complete (a thread that waits for a worker to start, inside
-    submit, has not)."""
-    frame = sys._current_frames().get(thread)
-    if frame is None or frame.f_code not in _blocked_in():
-        return False
-    reads = _reads()
-    while frame is not None and frame.f_code not in reads:
-        frame = frame.f_back
-    return frame is not None
+    submit, has not). It waits if it is in threading's own code: a condition's wait (an
+    event, a future's result, as_completed, wait), or a thread's join. (Where a read takes
+    stock, as_completed and wait, it holds every future's lock, and calls none of threading.)"""
+    stack = [frame.f_code for frame, _ in walk_stack(sys._current_frames()[thread])]
+    return stack[0].co_filename == threading.__file__ and not READING.isdisjoint(stack)
 
 
 def _ran(answer, team: Team) -> Ran:
@@ -351,10 +332,8 @@ def _ran(answer, team: Team) -> Ran:
     right = [work.report(task) for task in team.tasks]
     shuffled = (isinstance(reports, list) and reports != right
                 and sorted(map(repr, reports)) == sorted(map(repr, right)))
-    over = team.probe and work.most > team.at_once  # by how much is the threads' say
-
     return Ran(right if shuffled else reports, min(work.most, team.at_once),
-               tuple(sorted(set(work.alone))), shuffled, over)
+               tuple(sorted(set(work.alone))), shuffled, team.probe and work.most > team.at_once)
 
 
 ERRORS = [(RuntimeError, "the parser crashed"), (ValueError, "no such module"),
@@ -409,7 +388,6 @@ def _team_diagnose(args: tuple[Team], got: Ran, wanted: Ran) -> str | None:
                    "last. Return them in the order of the tasks, not the order they finished in",
                    "报告都在，但顺序不对：队里第一个任务最后才结束。要按任务的顺序返回报告，"
                    "而不是按结束的顺序")
-    return None
 
 
 TEAM = Exercise(
@@ -661,7 +639,6 @@ def _review_diagnose(args, got: Review, wanted: Review) -> str | None:
                    "of the parent's folder (the results its model was sent differ)",
                    "worker 要在交给它的地方干活：Agent(..., cwd=workspace.cwd)，也就是父智能体"
                    "目录的分叉（它的模型收到的结果不一样）")
-    return None
 
 
 REVIEWER = Exercise(
