@@ -41,53 +41,69 @@ def test_a_stub_is_told_it_is_not_implemented(exercise):
     assert not passed and "not implemented yet" in told
 
 
-# One chapter's verdicts in the languages named: the reference, then each listed mistake, each judged
-# in one language after the other. Printed as JSON: {exercise: [[verdict, ...], ...]}, a verdict a
-# (passed, told) pair.
+# One chapter's verdicts in one language: the reference, then each listed mistake, or the other way
+# round. Printed as JSON: {exercise: [[passed, told, shown], ...]} in the order of the reference and
+# its mistakes, `shown` the input the verdict shows, as exercise.call writes it in English.
 VERDICTS = textwrap.dedent("""
     import json, sys
     from authoring.mutants import declared
     from corecoder_course.checks import verdict
     from corecoder_course.words import speaking
 
-    def judged(name, answer, language):
-        with speaking(language):
-            return verdict(name, answer)
-
-    chapter, *languages = sys.argv[1:]
+    chapter, language, order = sys.argv[1:]
     found = {}
     for exercise in declared():
         if exercise.name.startswith(chapter + "."):
+            shown, call = [], exercise.call
+
+            def logged(args, call=call, shown=shown):
+                with speaking("en"):
+                    shown.append(call(args))
+                return call(args)
+
+            exercise.call = logged
             answers = [exercise.reference, *(wrong for wrong, _ in exercise.wrong())]
-            found[exercise.name] = [[judged(exercise.name, answer, language) for language in languages]
-                                    for answer in answers]
+            judged = {}
+            for k in range(len(answers)) if order == "forward" else reversed(range(len(answers))):
+                shown.clear()
+                with speaking(language):
+                    judged[k] = [*verdict(exercise.name, answers[k]), shown[-1] if shown else None]
+            found[exercise.name] = [judged[k] for k in range(len(answers))]
     print(json.dumps(found))
 """)
 
 
-def verdicts(chapter: str, seed: str, *languages: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", VERDICTS, chapter, *languages], stdout=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONHASHSEED": seed})
+def verdicts(chapter: str, seed: str, language: str, order: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", VERDICTS, chapter, language, order],
+                            stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONHASHSEED": seed})
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_the_reference_passes_every_listed_mistake_fails_with_its_reason_and_every_verdict_is_the_same(chapter):
     # In both languages, and on every run and under every hash seed. Two processes side by side:
-    # one judges every answer in English, then in Chinese; the other, under another hash seed, in
-    # Chinese alone. Its verdicts must be the first one's second: a first run against a second one
-    # (what a checker keeps between runs shows), one hash seed against another (what hangs on the
-    # order of a set shows). More runs or seeds find nothing these do not, and each one judges
-    # every listed mistake again.
-    runs = [verdicts(chapter, "0", "en", "zh"), verdicts(chapter, "1", "zh")]
+    # one judges every answer in English, the reference first; the other, under another hash
+    # seed, in Chinese, the last mistake first. Each verdict must name the same mistake's reason
+    # in its language and show the same input: one hash seed against another (what hangs on the
+    # order of a set shows), and what the checker keeps from the answers judged before against
+    # what it keeps from others (the reference's results, remembered by input, come from other
+    # inputs). More runs or seeds find nothing these do not, and each one judges every listed
+    # mistake again: most of a verdict's time is the search for the smallest failing input.
+    runs = [verdicts(chapter, "0", "en", "forward"), verdicts(chapter, "1", "zh", "backward")]
     printed = [run.communicate()[0] for run in runs]
     assert [run.returncode for run in runs] == [0, 0]
-    both, chinese = map(json.loads, printed)
-    assert sorted(both) == [e.name for e in EXERCISES if e.name.startswith(chapter + ".")]
-    for name, judged in both.items():
-        assert [zh for _, zh in judged] == [zh for (zh,) in chinese[name]]
-        assert judged[0] == [[True, f"✓ {name} passed"], [True, f"✓ {name} 通过"]]
-        for verdicts_of_mistake, (_, mistake) in zip(judged[1:], CHECKERS[name].wrong(), strict=True):
-            for (passed, told), why in zip(verdicts_of_mistake, mistake.why, strict=True):
+    english, chinese = map(json.loads, printed)
+    assert sorted(english) == sorted(chinese) == [e.name for e in EXERCISES
+                                                  if e.name.startswith(chapter + ".")]
+    for name in english:
+        assert [(p, shown) for p, _, shown in english[name]] == \
+               [(p, shown) for p, _, shown in chinese[name]]
+        assert english[name][0][:2] == [True, f"✓ {name} passed"]
+        assert chinese[name][0][:2] == [True, f"✓ {name} 通过"]
+        judged = zip(english[name][1:], chinese[name][1:], strict=True)
+        for (en, zh), (_, mistake) in zip(judged, CHECKERS[name].wrong(), strict=True):
+            assert " ".join(en[2].split()) in " ".join(en[1].split())  # the input shown, logged
+            for (passed, told, _), why in zip((en, zh), mistake.why, strict=True):
                 assert not passed and "Traceback" not in told
                 assert " ".join(why.split()) in " ".join(told.split()), told
 
