@@ -220,7 +220,9 @@ class _Watch(Gate):
         self.count = {ks: Counter(b for b, _, k in self.where.values() if k in ks)
                       for ks in (READS, WRITES)}
         self.arrived, self.present = defaultdict(set), defaultdict(set)  # reads of a round
-        self.everyone = defaultdict(threading.Event)  # set once every read of its round started
+        # set once every read of its round started; made here, not on first use: two threads that
+        # both found it missing would each make one, and a read could wait on the one lost
+        self.everyone = {b: threading.Event() for b in range(len(rounds))}
         self.broken: set[int] = set()  # the rounds whose reads gave up waiting for each other
         self.events: list[tuple[str, str, bool]] = []  # ("ask" or "run", call id, on our thread)
         self.apart, self.log, self.writing, self.overlapped = [], [], 0, False
