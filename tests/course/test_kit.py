@@ -63,12 +63,12 @@ VERDICTS = textwrap.dedent("""
 
             exercise.call = logged
             answers = [exercise.reference, *(wrong for wrong, _ in exercise.wrong())]
-            judged = {}
-            for k in range(len(answers)) if order == "forward" else reversed(range(len(answers))):
+            judged, each = [None] * len(answers), range(len(answers))
+            for k in each if order == "forward" else reversed(each):
                 shown.clear()
                 with speaking(language):
                     judged[k] = [*verdict(exercise.name, answers[k]), shown[-1] if shown else None]
-            found[exercise.name] = [judged[k] for k in range(len(answers))]
+            found[exercise.name] = judged
     print(json.dumps(found))
 """)
 
