@@ -88,9 +88,12 @@ def test_an_editor_runs_a_session_allows_a_write_and_cancels_a_command_then_load
     assert len([m for m in last if m["role"] == "tool"]) == 4  # every call answered, resumed
 
 
-def by_hand(lines: list[str], env: dict, cwd: Path, ids: bool = False, flags=()) -> list[dict]:
+def by_hand(lines: list[str], env: dict, cwd: Path, ids: bool = False, flags=(),
+            one_by_one: bool = False) -> list[dict]:
     """Send `lines` to a fresh agent and read every message it wrote, until it ends with its
-    stdin. `ids`: the first line makes a session, whose id replaces {id} in the others."""
+    stdin. `ids`: the first line makes a session, whose id replaces {id} in the others.
+    `one_by_one`: a line is sent once the one before it is answered; a prompt that comes while
+    the one before it still runs is said to that turn instead (as the test of that shows)."""
     agent = subprocess.Popen([*AGENT, *flags], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
     answers = []
@@ -100,8 +103,10 @@ def by_hand(lines: list[str], env: dict, cwd: Path, ids: bool = False, flags=())
                 line = line.replace("{id}", answers[0]["result"]["sessionId"])
             agent.stdin.write(line + "\n")
             agent.stdin.flush()
-            if ids and not answers:  # the session's id, before the lines that need it
-                answers.append(json.loads(agent.stdout.readline()))
+            if one_by_one or (ids and not answers):  # its answer (after its updates) before the next
+                id = json.loads(line)["id"]
+                while not answers or answers[-1].get("id") != id or "method" in answers[-1]:
+                    answers.append(json.loads(agent.stdout.readline()))
         out, err = agent.communicate(timeout=60)
     finally:
         if agent.poll() is None:  # a test that failed leaves no agent behind
@@ -140,7 +145,7 @@ def test_a_failing_model_is_an_error_to_that_request_not_the_end_of_the_agent(tm
             request(1, "session/new", cwd=str(tmp_path), mcpServers=[]),
             request(2, "session/prompt", sessionId="{id}", prompt=[{"type": "text", "text": "hi"}]),
             request(3, "session/prompt", sessionId="{id}", prompt=[{"type": "text", "text": "again"}]),
-        ], environment(server, tmp_path / "home"), tmp_path, ids=True)
+        ], environment(server, tmp_path / "home"), tmp_path, ids=True, one_by_one=True)
     failed, again = [a for a in answers if "method" not in a][-2:]  # the answers, not updates
     assert failed["error"]["code"] == -32603
     assert "rejected the API key (401)" in failed["error"]["message"]
