@@ -60,9 +60,13 @@ def main(argv: list[str] | None = None) -> int:
 
         run_demo()
         return 0
-    flags = {"CORECODER_BASE_URL": args.base_url, "CORECODER_API_KEY": args.api_key,
-             "CORECODER_MAX_TOKENS": args.max_tokens, "CORECODER_TEMPERATURE": args.temperature}
-    settings = {k: v for k, v in flags.items() if v}
+    from .config import FLAGS
+
+    # Each flag that stands for a setting, as that setting (--max-tokens, which argparse keeps as
+    # args.max_tokens, is CORECODER_MAX_TOKENS); start() lets them win over the environment.
+    given = {name: getattr(args, flag.removeprefix("--").replace("-", "_"))
+             for name, flag in FLAGS.items()}
+    settings = {name: value for name, value in given.items() if value}
     if args.acp:
         from .acp import run_acp
 

@@ -27,7 +27,7 @@ from ..session import SessionError, SessionLog
 from ..tools.bash import Bash
 from ..trust import is_trusted, project_folder, read_project_config, remember_trust, untrusted_note
 from ..workspace import project_root
-from .config import NO_KEY, Config, ConfigError, load_config, require_key
+from .config import NO_KEY, Config, ConfigError, as_typed, load_config, require_key
 from .pricing import Ledger, load_prices
 from .trace import Printer, printable, to_stderr
 
@@ -82,7 +82,10 @@ def start(model: str | None = None, *, yes: bool = False, resume: str | None = N
     user's editor adds (ACP), by name."""
     cwd, warn = Path(cwd or Path.cwd()), warn or (lambda text: to_stderr(f"warning: {text}"))
     env = {**os.environ, **(settings or {})}
-    config = load_config(cwd, env, model=model)
+    try:
+        config = load_config(cwd, env, model=model)
+    except ConfigError as e:
+        raise as_typed(e, settings or {}) from None
     log = SessionLog(config.home, resume, resume=resume is not None, on_error=warn)
     if resume and not model and log.meta.get("model"):  # carry on with the model the session used
         model = log.meta["model"]

@@ -34,6 +34,19 @@ class ConfigError(Exception):
     """A setting is missing or wrong. The message says exactly what to set."""
 
 
+# The command's flags that stand for a setting (corecoder --help). A flag wins over the variable,
+# so an error about the value names the flag when it was given: the words the user typed.
+FLAGS = MappingProxyType({"CORECODER_BASE_URL": "--base-url", "CORECODER_API_KEY": "--api-key",
+                          "CORECODER_MAX_TOKENS": "--max-tokens",
+                          "CORECODER_TEMPERATURE": "--temperature"})
+
+
+def as_typed(error: ConfigError, flags: Mapping[str, str]) -> ConfigError:
+    """`error`, naming the flag instead of its setting when the setting came from `flags`."""
+    name = next((n for n in flags if str(error).startswith(f"{n} ")), None)
+    return ConfigError(FLAGS[name] + str(error)[len(name):]) if name in FLAGS else error
+
+
 @dataclass(frozen=True)
 class Provider:
     name: str
@@ -166,7 +179,7 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
         raise ConfigError(f"the model name after {provider.name}/ is empty; "
                           "set CORECODER_MODEL or --model")
     endpoints = ("CORECODER_BASE_URL", "OPENAI_BASE_URL")
-    override = _get(env, *endpoints) or _get(project, *endpoints)
+    override = _endpoint(endpoints, env, project, dotenv_path)
     provider = provider or PROVIDERS["openai"]  # with an override: any OpenAI-compatible server
     notes = []
     projects_endpoint = bool(override) and not _get(env, *endpoints)
@@ -230,6 +243,31 @@ def _api_key(sources: list[Mapping[str, str]], provider: Provider, endpoint: str
     # A server on this machine (Ollama, llama.cpp, vLLM...) rarely wants a key: don't demand one.
     keyless = not provider.needs_key or _on_this_machine(endpoint)
     return key or (NO_KEY if keyless else None)
+
+
+def _endpoint(names: tuple[str, ...], env: Mapping[str, str], project: Mapping[str, str],
+              dotenv_path: Path | None) -> str | None:
+    """The endpoint the environment sets, else the project's .env; ConfigError when it is not an
+    http:// or https:// address. Said before any request: the client would take
+    localhost:11434/v1 (whose scheme is "localhost") for a server it cannot reach, and retry it
+    as a connection error until it gives up."""
+    for settings, where in ((env, ""), (project, f"{dotenv_path}: ")):
+        if (name := next((n for n in names if settings.get(n)), None)) is None:
+            continue
+        if not _is_address(settings[name]):
+            raise ConfigError(f"{where}{name} must be an http:// or https:// address, such as "
+                              f"http://localhost:11434/v1, got {settings[name]!r}")
+        return settings[name]
+    return None
+
+
+def _is_address(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return (parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+                and (parts.port is None or parts.port > 0))
+    except ValueError:  # an unclosed [IPv6 bracket, a port that is not a number
+        return False
 
 
 def _on_this_machine(url: str | None) -> bool:

@@ -410,6 +410,8 @@ class Repl:
             where = provider.base_url or elsewhere[provider.name]
             key = "each provider's own key" if provider.name == "litellm" else key
             mark = "*" if provider.name == self.config.provider.name else " "
+            if mark == "*" and self.config.base_url not in (None, provider.base_url):
+                where = f"{self.config.base_url} (yours)"  # CORECODER_ or OPENAI_BASE_URL
             self.say(f"{mark} {provider.name:<11} {where:<58} {key}")
 
     def mcp(self, arg: str = "") -> None:

@@ -42,9 +42,14 @@ skip = [
             ".env line's pattern; and the error a wrong setting raises",
      "cli/config.py": "PROVIDERS BACKENDS DEFAULT_MODEL ROUTES NO_KEY _LINE ConfigError"},
     {"why": "small helpers of reading the settings: a value's quotes, the first variable that "
-            "is set, whether a URL is on this machine, the home's default, a number within "
-            "bounds, the model's name as the backend (CORECODER_PROVIDER) has it",
-     "cli/config.py": "_value _get _on_this_machine _home _between model_spec"},
+            "is set, the endpoint (refused when it is no http or https address), whether a URL "
+            "is on this machine, the home's default, a number within bounds, the model's name "
+            "as the backend (CORECODER_PROVIDER) has it",
+     "cli/config.py": "_value _get _endpoint _is_address _on_this_machine _home _between "
+                      "model_spec"},
+    {"why": "the flags that stand for a setting, so that an error about a value the user gave "
+            "as a flag names the flag",
+     "cli/config.py": "FLAGS as_typed"},
     {"why": "what start() calls, each taught where its subject is (trust in chapter 8, MCP "
             "servers in chapter 7, the model client and cost in chapter 3), the record they "
             "fill, and the errors that end a task or a start in one line",

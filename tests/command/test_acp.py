@@ -139,6 +139,14 @@ def test_bad_input_gets_json_rpc_errors_and_the_agent_carries_on(tmp_path):
     assert by_id[6] == {"jsonrpc": "2.0", "id": 6, "result": None}
 
 
+def test_a_bad_flag_the_editor_started_the_agent_with_is_named_in_its_error(tmp_path):
+    env = environment(None, tmp_path / "home", OPENAI_API_KEY="x", CORECODER_TEMPERATURE="0.5")
+    [answer] = by_hand([request(1, "session/new", cwd=str(tmp_path), mcpServers=[])], env,
+                       tmp_path, flags=["--temperature", "3"])
+    assert answer["error"] == {"code": -32602,
+                               "message": "--temperature must be a temperature from 0 to 2, got '3'"}
+
+
 def test_a_failing_model_is_an_error_to_that_request_not_the_end_of_the_agent(tmp_path):
     with ScriptServer([{"fault": "auth"}, "Back."]) as server:
         answers = by_hand([

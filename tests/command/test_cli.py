@@ -180,6 +180,26 @@ def test_max_tokens_and_temperature_are_sent_only_when_set_and_dropped_when_refu
                     {"max_completion_tokens": 500}]  # answered
 
 
+@pytest.mark.parametrize("flag, value, told", [
+    ("--temperature", "3", "must be a temperature from 0 to 2, got '3'"),
+    ("--max-tokens", "lots", "must be a positive number of tokens, got 'lots'"),
+    ("--base-url", "localhost:11434/v1", "must be an http:// or https:// address, such as "
+                                         "http://localhost:11434/v1, got 'localhost:11434/v1'")])
+def test_a_bad_flag_is_one_line_that_names_the_flag_the_user_typed(tmp_path, flag, value, told):
+    good = {"CORECODER_TEMPERATURE": "0.5", "CORECODER_MAX_TOKENS": "100",
+            "CORECODER_BASE_URL": "http://localhost:11434/v1"}  # the flag wins over each
+    env = environment(None, tmp_path / "home", OPENAI_API_KEY="x", **good)
+    run = corecoder("-p", "hi", flag, value, cwd=tmp_path, env=env)
+    assert (run.returncode, run.stdout, run.stderr) == (1, "", f"corecoder: {flag} {told}\n")
+
+
+def test_a_bad_setting_is_named_as_the_variable_it_came_from(tmp_path):
+    env = environment(None, tmp_path / "home", OPENAI_API_KEY="x", CORECODER_TEMPERATURE="3")
+    run = corecoder("-p", "hi", cwd=tmp_path, env=env)
+    assert run.stderr == "corecoder: CORECODER_TEMPERATURE must be a temperature from 0 to 2, " \
+                         "got '3'\n"
+
+
 def test_compact_at_moves_where_compaction_starts_and_context_says_where(repl, tmp_path):
     shell, out = repl(ScriptedLLM(["hello there"]), "/context",
                       env={"OPENAI_API_KEY": "x", "HOME": str(tmp_path), "CORECODER_COMPACT_AT": "0.6"})
@@ -824,6 +844,14 @@ def test_providers_lists_the_presets_with_their_keys_and_session_names_this_one(
     assert unwrapped(f"session {log.id}: {log.path} ({log.path.stat().st_size:,} bytes), started 20"
                      ) in unwrapped(text)
     assert f"resume it with: corecoder --resume {log.id}" in text
+    assert re.search(r"\* openai +api\.openai\.com ", text)
+
+
+def test_providers_shows_the_endpoint_the_session_talks_to_when_it_is_not_the_presets(repl, tmp_path):
+    env = {"OPENAI_API_KEY": "x", "HOME": str(tmp_path), "OPENAI_BASE_URL": "http://box:9000/v1"}
+    shell, out = repl(ScriptedLLM(["hello there"]), "/providers", env=env)
+    shell.run()
+    assert re.search(r"\* openai +http://box:9000/v1 \(yours\) +key: OPENAI_API_KEY", out.getvalue())
 
 
 def test_model_switches_to_a_mock_script_and_a_bad_one_leaves_the_model_as_it_was(repl, tmp_path):

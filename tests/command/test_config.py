@@ -289,6 +289,25 @@ def test_the_environments_endpoint_beats_the_projects_whatever_its_name(tmp_path
     assert (config.base_url, config.api_key, config.notes) == ("http://ours/v1", "sk-users", ())
 
 
+@pytest.mark.parametrize("url", ["http://box:9000/v1", "HTTPS://api.example/v1", "http://[::1]:8000"])
+def test_an_endpoint_is_any_http_or_https_address(tmp_path, home, url):
+    assert load(tmp_path, home, CORECODER_BASE_URL=url).base_url == url
+
+
+@pytest.mark.parametrize("url", ["localhost:11434/v1", "api.example/v1", "ftp://x/v1", "http://",
+                                 "http://[::1", "http://box:port/v1",
+                                 "http://box:0/v1"])
+def test_an_endpoint_that_is_no_address_is_refused_naming_where_it_was_set(tmp_path, home, url):
+    told = f"must be an http:// or https:// address, such as http://localhost:11434/v1, got {url!r}"
+    with pytest.raises(ConfigError) as error:
+        load(tmp_path, home, OPENAI_BASE_URL=url)
+    assert str(error.value) == f"OPENAI_BASE_URL {told}"
+    (tmp_path / ".env").write_text(f"CORECODER_BASE_URL={url}\n")
+    with pytest.raises(ConfigError) as error:
+        load(tmp_path, home)
+    assert str(error.value) == f"{tmp_path / '.env'}: CORECODER_BASE_URL {told}"
+
+
 def test_a_projects_env_cannot_move_the_config_dir(tmp_path, home):
     (tmp_path / ".env").write_text(f"CORECODER_HOME={tmp_path / 'planted'}\n")
     config = load(tmp_path, home)
