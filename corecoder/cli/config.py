@@ -179,9 +179,8 @@ def load_config(cwd: Path, env: Mapping[str, str] = os.environ, model: str | Non
         raise ConfigError(f"the model name after {provider.name}/ is empty; "
                           "set CORECODER_MODEL or --model")
     endpoints = ("CORECODER_BASE_URL", "OPENAI_BASE_URL")
-    override = _endpoint(endpoints, env, project, dotenv_path)
+    override, notes = _endpoint(endpoints, env, project, dotenv_path)
     provider = provider or PROVIDERS["openai"]  # with an override: any OpenAI-compatible server
-    notes = []
     projects_endpoint = bool(override) and not _get(env, *endpoints)
     # An endpoint the project chose gets a key from the project's file, or none at all.
     api_key = _api_key([project] if projects_endpoint else [env, project], provider, override)
@@ -246,19 +245,24 @@ def _api_key(sources: list[Mapping[str, str]], provider: Provider, endpoint: str
 
 
 def _endpoint(names: tuple[str, ...], env: Mapping[str, str], project: Mapping[str, str],
-              dotenv_path: Path | None) -> str | None:
-    """The endpoint the environment sets, else the project's .env; ConfigError when it is not an
-    http:// or https:// address. Said before any request: the client would take
-    localhost:11434/v1 (whose scheme is "localhost") for a server it cannot reach, and retry it
-    as a connection error until it gives up."""
-    for settings, where in ((env, ""), (project, f"{dotenv_path}: ")):
-        if (name := next((n for n in names if settings.get(n)), None)) is None:
-            continue
-        if not _is_address(settings[name]):
-            raise ConfigError(f"{where}{name} must be an http:// or https:// address, such as "
-                              f"http://localhost:11434/v1, got {settings[name]!r}")
-        return settings[name]
-    return None
+              dotenv_path: Path | None) -> tuple[str | None, list[str]]:
+    """The endpoint the environment sets, else the project's .env, and what to tell the user of
+    it. One that is no http:// or https:// address is caught here, before any request: the
+    client would take localhost:11434/v1 (whose scheme is "localhost") for a server it cannot
+    reach, and retry it as a connection error until it gave up. The environment's is the
+    user's own: an error that names it. The project's is ignored, with a note: a cloned
+    project's .env must not keep the command from starting."""
+    if name := next((n for n in names if env.get(n)), None):
+        if not _is_address(env[name]):
+            raise ConfigError(f"{name} must be an http:// or https:// address, such as "
+                              f"http://localhost:11434/v1, got {env[name]!r}")
+        return env[name], []
+    if name := next((n for n in names if project.get(n)), None):
+        if not _is_address(project[name]):
+            return None, [f"{dotenv_path} sets {name} to {project[name]!r}, which is no http:// "
+                          "or https:// address: ignored"]
+        return project[name], []
+    return None, []
 
 
 def _is_address(url: str) -> bool:

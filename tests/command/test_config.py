@@ -297,15 +297,22 @@ def test_an_endpoint_is_any_http_or_https_address(tmp_path, home, url):
 @pytest.mark.parametrize("url", ["localhost:11434/v1", "api.example/v1", "ftp://x/v1", "http://",
                                  "http://[::1", "http://box:port/v1",
                                  "http://box:0/v1"])
-def test_an_endpoint_that_is_no_address_is_refused_naming_where_it_was_set(tmp_path, home, url):
-    told = f"must be an http:// or https:// address, such as http://localhost:11434/v1, got {url!r}"
+def test_an_endpoint_of_the_users_that_is_no_address_is_refused_naming_its_variable(
+        tmp_path, home, url):
     with pytest.raises(ConfigError) as error:
         load(tmp_path, home, OPENAI_BASE_URL=url)
-    assert str(error.value) == f"OPENAI_BASE_URL {told}"
-    (tmp_path / ".env").write_text(f"CORECODER_BASE_URL={url}\n")
-    with pytest.raises(ConfigError) as error:
-        load(tmp_path, home)
-    assert str(error.value) == f"{tmp_path / '.env'}: CORECODER_BASE_URL {told}"
+    assert str(error.value) == ("OPENAI_BASE_URL must be an http:// or https:// address, such as "
+                                f"http://localhost:11434/v1, got {url!r}")
+
+
+def test_an_endpoint_of_the_projects_that_is_no_address_is_ignored_with_a_note(tmp_path, home):
+    """A cloned project's .env must not keep the command from starting."""
+    (tmp_path / ".env").write_text("CORECODER_BASE_URL=localhost:11434/v1\n")
+    config = load(tmp_path, home, OPENAI_API_KEY="sk-users")
+    assert (config.base_url, config.api_key) == (None, "sk-users")  # the user's own: OpenAI's
+    assert config.notes == (f"{tmp_path / '.env'} sets CORECODER_BASE_URL to "
+                            "'localhost:11434/v1', which is no http:// or https:// address: "
+                            "ignored",)
 
 
 def test_a_projects_env_cannot_move_the_config_dir(tmp_path, home):
